@@ -1,0 +1,160 @@
+# rpcrdma: ONC RPC over RDMA for libtirpc.
+#
+# Outputs go under build/.  Variants:
+#   build/obj    the shipped library (gcc, -O2)
+#   build/asan   the same sources and the unit tests under ASan+UBSan (clang)
+#   build/fuzz   libFuzzer targets (clang, ASan+UBSan)
+
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+LIBDIR   ?= $(PREFIX)/lib
+INCDIR   ?= $(PREFIX)/include
+MANDIR   ?= $(PREFIX)/share/man
+
+VERSION       := 0.1.0
+SOVERSION     := 0
+B             := build
+
+CC            ?= cc
+CLANG         ?= clang
+PKG_CONFIG    ?= pkg-config
+PKGS          := libtirpc libibverbs librdmacm
+
+# Debian packages `make deps` installs.  tests/vm/vm.mk appends the test bed's.
+DEBS := make gcc clang libclang-rt-14-dev pkg-config rpcsvc-proto \
+        libtirpc-dev libibverbs-dev librdmacm-dev libcriterion-dev
+
+WARN          := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+                 -Wmissing-prototypes -Wpointer-arith -Wvla
+BASE_CFLAGS   := -std=c11 -D_GNU_SOURCE -I. $(WARN)
+PKG_CFLAGS     = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS       = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+CFLAGS        ?= -O2 -g
+SAN_FLAGS     := -fsanitize=address,undefined -fno-sanitize-recover=all \
+                 -fno-omit-frame-pointer
+
+LIB_SRCS      := $(sort $(wildcard xdr/*.c cm-private/*.c rpcrdma/*.c))
+LIB_HDRS      := $(sort $(wildcard xdr/*.h cm-private/*.h rpcrdma/*.h))
+UNIT_SRCS     := $(sort $(wildcard tests/unit/*.c))
+FUZZ_SRCS     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_NAMES    := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
+
+LIB_OBJS      := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+ASAN_OBJS     := $(LIB_SRCS:%.c=$(B)/asan/%.o)
+FUZZ_OBJS     := $(LIB_SRCS:%.c=$(B)/fuzz/%.o)
+
+STATIC_LIB    := $(B)/lib/librpcrdma.a
+SHARED_LIB    := $(B)/lib/librpcrdma.so.$(VERSION)
+UNIT_BIN      := $(B)/bin/unit-tests
+ASAN_UNIT_BIN := $(B)/asan/unit-tests
+FUZZ_BINS     := $(FUZZ_NAMES:%=$(B)/fuzz/fuzz-%)
+
+FUZZ_SECONDS       ?= 60
+CHECK_FUZZ_SECONDS ?= 10
+
+.PHONY: all lib deps need-pkgs check unit-tests asan-tests fuzz fuzz-check \
+        install uninstall clean
+all: lib
+
+lib: need-pkgs $(STATIC_LIB) $(SHARED_LIB)
+
+# ---- dependencies -----------------------------------------------------------
+deps:
+	@missing=$$(for p in $(DEBS); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; \
+	  done); \
+	if [ -z "$$missing" ]; then echo "deps: all $(words $(DEBS)) Debian packages are installed"; exit 0; fi; \
+	echo "deps: installing:" $$missing; \
+	if [ "$$(id -u)" != 0 ]; then echo "deps: must run as root (apt-get)" >&2; exit 1; fi; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get -o DPkg::Lock::Timeout=600 update -q && \
+	apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $$missing
+
+need-pkgs:
+	@for p in $(PKGS) criterion; do \
+	  $(PKG_CONFIG) --exists $$p || { \
+	    echo "error: pkg-config cannot find '$$p'; run 'make deps' (Debian: $$p-dev)" >&2; exit 1; }; \
+	done
+	@command -v $(CLANG) >/dev/null || { echo "error: '$(CLANG)' not found; run 'make deps' (Debian: clang)" >&2; exit 1; }
+
+# ---- library ----------------------------------------------------------------
+$(B)/obj/%.o: %.c $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=default $(PKG_CFLAGS) -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,librpcrdma.so.$(SOVERSION) -o $@ $^ $(PKG_LIBS)
+	ln -sf librpcrdma.so.$(VERSION) $(B)/lib/librpcrdma.so.$(SOVERSION)
+	ln -sf librpcrdma.so.$(SOVERSION) $(B)/lib/librpcrdma.so
+
+# ---- unit tests (Criterion) ---------------------------------------------------
+CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
+
+$(UNIT_BIN): $(UNIT_SRCS) $(STATIC_LIB) tests/unit/*.h
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(STATIC_LIB) $(PKG_LIBS) $(CRIT_LIBS) -o $@
+
+$(B)/asan/%.o: %.c $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(ASAN_UNIT_BIN): $(UNIT_SRCS) $(ASAN_OBJS) tests/unit/*.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) $(PKG_LIBS) $(CRIT_LIBS) -o $@
+
+unit-tests: need-pkgs $(UNIT_BIN)
+	$(UNIT_BIN) --jobs 2
+
+asan-tests: need-pkgs $(ASAN_UNIT_BIN)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(ASAN_UNIT_BIN) --jobs 2
+
+# ---- fuzzing (libFuzzer) ------------------------------------------------------
+FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS)
+
+$(B)/fuzz/%.o: %.c $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -c $< -o $@
+
+$(B)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $< $(FUZZ_OBJS) $(PKG_LIBS) -o $@
+
+# Each target runs from its seed corpus (read-only) with new inputs kept in build/.
+fuzz: need-pkgs $(FUZZ_BINS)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run-fuzzers $(B)/fuzz $(FUZZ_NAMES)
+
+fuzz-check: need-pkgs $(FUZZ_BINS)
+	@FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) tests/fuzz/run-fuzzers $(B)/fuzz $(FUZZ_NAMES)
+
+# ---- the whole suite ------------------------------------------------------------
+check: deps
+	$(MAKE) lib
+	$(MAKE) unit-tests
+	$(MAKE) asan-tests
+	$(MAKE) fuzz-check
+
+# ---- install ----------------------------------------------------------------------
+install: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/rpcrdma
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf librpcrdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/librpcrdma.so.$(SOVERSION)
+	ln -sf librpcrdma.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/librpcrdma.so
+	for h in $(LIB_HDRS); do install -D -m 644 $$h $(DESTDIR)$(INCDIR)/rpcrdma/$$h; done
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' rpcrdma/rpcrdma.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/rpcrdma.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/librpcrdma.* $(DESTDIR)$(LIBDIR)/pkgconfig/rpcrdma.pc
+	rm -rf $(DESTDIR)$(INCDIR)/rpcrdma
+
+clean:
+	rm -rf $(B)/obj $(B)/asan $(B)/fuzz $(B)/lib $(B)/bin
+
+-include tests/vm/vm.mk
