@@ -71,11 +71,14 @@ deps:
 	apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $$missing
 
 need-pkgs:
+	@command -v $(PKG_CONFIG) >/dev/null || { echo "error: '$(PKG_CONFIG)' not found; run 'make deps' (Debian: pkg-config)" >&2; exit 1; }
 	@for p in $(PKGS) criterion; do \
 	  $(PKG_CONFIG) --exists $$p || { \
 	    echo "error: pkg-config cannot find '$$p'; run 'make deps' (Debian: $$p-dev)" >&2; exit 1; }; \
 	done
 	@command -v $(CLANG) >/dev/null || { echo "error: '$(CLANG)' not found; run 'make deps' (Debian: clang)" >&2; exit 1; }
+	@test -f "$$($(CLANG) -print-file-name=libclang_rt.fuzzer-x86_64.a)" || \
+	  { echo "error: libFuzzer runtime not found; run 'make deps' (Debian: libclang-rt-14-dev)" >&2; exit 1; }
 
 # ---- library ----------------------------------------------------------------
 $(B)/obj/%.o: %.c $(LIB_HDRS)
