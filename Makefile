@@ -76,6 +76,7 @@ need-pkgs:
 	  $(PKG_CONFIG) --exists $$p || { \
 	    echo "error: pkg-config cannot find '$$p'; run 'make deps' (Debian: $$p-dev)" >&2; exit 1; }; \
 	done
+	@command -v rpcgen >/dev/null || { echo "error: 'rpcgen' not found; run 'make deps' (Debian: rpcsvc-proto)" >&2; exit 1; }
 	@command -v $(CLANG) >/dev/null || { echo "error: '$(CLANG)' not found; run 'make deps' (Debian: clang)" >&2; exit 1; }
 	@test -f "$$($(CLANG) -print-file-name=libclang_rt.fuzzer-x86_64.a)" || \
 	  { echo "error: libFuzzer runtime not found; run 'make deps' (Debian: libclang-rt-14-dev)" >&2; exit 1; }
@@ -95,20 +96,39 @@ $(SHARED_LIB): $(LIB_OBJS)
 	ln -sf librpcrdma.so.$(VERSION) $(B)/lib/librpcrdma.so.$(SOVERSION)
 	ln -sf librpcrdma.so.$(SOVERSION) $(B)/lib/librpcrdma.so
 
+# ---- test RPC program (rpcgen) -------------------------------------------------
+# rpcgen's output declares an unused 'buf' in every routine; that one warning
+# is off for generated code only.
+GEN           := $(B)/gen
+GEN_CFLAGS    := -I$(GEN) -Wno-unused-variable
+
+$(GEN)/%.h $(GEN)/%_xdr.c: tests/prog/%.x
+	@mkdir -p $(GEN)
+	cp $< $(GEN)/$*.x
+	cd $(GEN) && rm -f $*.h $*_xdr.c && rpcgen -h -o $*.h $*.x && rpcgen -c -o $*_xdr.c $*.x
+
+$(GEN)/obj/%_xdr.o: $(GEN)/%_xdr.c $(GEN)/%.h
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC $(GEN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(GEN)/asan/%_xdr.o: $(GEN)/%_xdr.c $(GEN)/%.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(GEN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
 # ---- unit tests (Criterion) ---------------------------------------------------
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
-$(UNIT_BIN): $(UNIT_SRCS) $(STATIC_LIB) tests/unit/*.h
+$(UNIT_BIN): $(UNIT_SRCS) $(STATIC_LIB) $(GEN)/obj/rdmatest_xdr.o tests/unit/*.h
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(STATIC_LIB) $(PKG_LIBS) $(CRIT_LIBS) -o $@
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(GEN) $(PKG_CFLAGS) $(UNIT_SRCS) $(GEN)/obj/rdmatest_xdr.o $(STATIC_LIB) $(PKG_LIBS) $(CRIT_LIBS) -o $@
 
 $(B)/asan/%.o: %.c $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-$(ASAN_UNIT_BIN): $(UNIT_SRCS) $(ASAN_OBJS) tests/unit/*.h
+$(ASAN_UNIT_BIN): $(UNIT_SRCS) $(ASAN_OBJS) $(GEN)/asan/rdmatest_xdr.o tests/unit/*.h
 	@mkdir -p $(@D)
-	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) $(PKG_LIBS) $(CRIT_LIBS) -o $@
+	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) -I$(GEN) $(PKG_CFLAGS) $(UNIT_SRCS) $(GEN)/asan/rdmatest_xdr.o $(ASAN_OBJS) $(PKG_LIBS) $(CRIT_LIBS) -o $@
 
 unit-tests: need-pkgs $(UNIT_BIN)
 	$(UNIT_BIN) --jobs 2
@@ -124,9 +144,13 @@ $(B)/fuzz/%.o: %.c $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -c $< -o $@
 
-$(B)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
+$(GEN)/fuzz/%_xdr.o: $(GEN)/%_xdr.c $(GEN)/%.h
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $< $(FUZZ_OBJS) $(PKG_LIBS) -o $@
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(GEN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(B)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) $(GEN)/fuzz/rdmatest_xdr.o
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -I$(GEN) $(PKG_CFLAGS) $< $(FUZZ_OBJS) $(GEN)/fuzz/rdmatest_xdr.o $(PKG_LIBS) -o $@
 
 # Each target runs from its seed corpus (read-only) with new inputs kept in build/.
 fuzz: need-pkgs $(FUZZ_BINS)
@@ -158,6 +182,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/rpcrdma
 
 clean:
-	rm -rf $(B)/obj $(B)/asan $(B)/fuzz $(B)/lib $(B)/bin
+	rm -rf $(B)/obj $(B)/asan $(B)/fuzz $(B)/lib $(B)/bin $(B)/gen
 
+-include tests/integration/integration.mk
 -include tests/vm/vm.mk

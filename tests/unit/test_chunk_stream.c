@@ -1,0 +1,301 @@
+/*
+ * The chunk-aware XDR stream, driven by rpcgen output for the test
+ * program.  The reference is libtirpc's own xdrmem stream: putting the
+ * chunked items back into the reduced stream must give xdrmem's bytes.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "rdmatest.h"
+#include "xdr/bytes.h"
+#include "xdr/chunk_stream.h"
+
+static struct rpcrdma_xdr_stream s;
+static uint8_t inl[1 << 16];
+
+static uint8_t *pattern(uint32_t len, uint32_t seed)
+{
+	uint8_t *p = malloc(len ? len : 1);
+
+	for (uint32_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i * 131u);
+	return p;
+}
+
+/* libtirpc's reference encoding. */
+static uint32_t xdrmem_encode(xdrproc_t proc, void *obj, uint8_t *out, uint32_t cap)
+{
+	XDR x;
+	uint32_t n;
+
+	xdrmem_create(&x, (char *)out, cap, XDR_ENCODE);
+	cr_assert(proc(&x, obj));
+	n = xdr_getpos(&x);
+	xdr_destroy(&x);
+	return n;
+}
+
+/* Rebuild the complete stream from the reduced one and the items. */
+static uint32_t materialize(uint8_t *out)
+{
+	uint32_t o = 0, in = 0;
+
+	for (uint32_t i = 0; i < s.nitems; i++) {
+		uint32_t before = s.items[i].position - o;
+
+		memcpy(out + o, inl + in, before);
+		o += before;
+		in += before;
+		memcpy(out + o, s.items[i].data, s.items[i].length);
+		o += s.items[i].length;
+		while (o & 3)
+			out[o++] = 0;
+	}
+	memcpy(out + o, inl + in, s.off - in);
+	return o + s.off - in;
+}
+
+static void encode_write_args(uint32_t len, uint32_t mask, uint32_t min, uint8_t **data)
+{
+	rdmatest_write_args a = { .offset = 7 };
+
+	*data = pattern(len, len);
+	a.data.rdmatest_data_len = len;
+	a.data.rdmatest_data_val = (char *)*data;
+	rpcrdma_xdr_encode_init(&s, inl, sizeof(inl), 0, mask, min);
+	cr_assert(xdr_rdmatest_write_args(&s.xdr, &a), "%s", rpcrdma_xdr_status_str(s.status));
+}
+
+Test(chunk_stream, eligible_item_is_recorded_not_copied)
+{
+	uint8_t *data;
+
+	encode_write_args(4096, 1, 1024, &data);
+	cr_assert_eq(s.off, 8, "offset and length words stay inline");
+	cr_assert_eq(s.nitems, 1);
+	cr_assert_eq(s.items[0].position, 8);
+	cr_assert_eq(s.items[0].length, 4096);
+	cr_assert_eq(s.items[0].data, data, "no copy");
+	cr_assert_eq(xdr_getpos(&s.xdr), 8 + 4096);
+	free(data);
+}
+
+Test(chunk_stream, roundup_leaves_with_the_item)
+{
+	uint8_t *data;
+
+	encode_write_args(1025, 1, 1024, &data);
+	cr_assert_eq(s.off, 8);
+	cr_assert_eq(s.items[0].length, 1025);
+	cr_assert_eq(xdr_getpos(&s.xdr), 8 + 1028);
+	free(data);
+}
+
+Test(chunk_stream, small_or_unnamed_items_stay_inline)
+{
+	uint8_t *data;
+
+	encode_write_args(1023, 1, 1024, &data);
+	cr_assert_eq(s.nitems, 0);
+	cr_assert_eq(s.off, 8 + 1024);
+	free(data);
+	encode_write_args(40000, 2, 1024, &data);
+	cr_assert_eq(s.nitems, 0, "mask names the second item, there is one");
+	free(data);
+}
+
+Test(chunk_stream, matches_xdrmem_for_every_size)
+{
+	static const uint32_t sizes[] = { 0, 1, 2, 3, 4, 5, 1023, 1024, 1025, 4095, 4096, 4097, 65536 };
+	static uint8_t ref[1 << 17], full[1 << 17];
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		rdmatest_write_args a = { .offset = 9 };
+		uint8_t *data;
+		uint32_t n;
+
+		encode_write_args(sizes[i], 1, 1024, &data);
+		a.data.rdmatest_data_len = sizes[i];
+		a.data.rdmatest_data_val = (char *)data;
+		n = xdrmem_encode((xdrproc_t)xdr_rdmatest_write_args, &a, ref, sizeof(ref));
+		rpcrdma_store_be32(ref, 7); /* encode_write_args used offset 7 */
+		cr_assert_eq(materialize(full), n, "size %u", sizes[i]);
+		cr_assert_arr_eq(full, ref, n, "size %u", sizes[i]);
+		cr_assert_eq(xdr_getpos(&s.xdr), n, "size %u", sizes[i]);
+		free(data);
+	}
+}
+
+/* Two opaque items; the first has odd length so its roundup must not count. */
+static bool_t two_items(XDR *x, void *unused)
+{
+	static char a[5] = "abcde";
+	static char b[2000];
+	char *pa = a, *pb = b;
+	u_int la = 5, lb = sizeof(b);
+
+	(void)unused;
+	return xdr_bytes(x, &pa, &la, ~0u) && xdr_bytes(x, &pb, &lb, ~0u);
+}
+
+Test(chunk_stream, ordinals_count_items_not_padding)
+{
+	rpcrdma_xdr_encode_init(&s, inl, sizeof(inl), 0, 2, 1);
+	cr_assert(two_items(&s.xdr, NULL));
+	cr_assert_eq(s.nitems, 1);
+	cr_assert_eq(s.items[0].length, 2000);
+	cr_assert_eq(s.items[0].position, 4 + 8 + 4, "after 'abcde'+pad and the length word");
+	cr_assert_eq(s.off, 16);
+}
+
+Test(chunk_stream, header_prefix_counts_in_positions)
+{
+	rdmatest_write_args a = { .offset = 1 };
+	uint8_t data[2048] = { 1 };
+
+	a.data.rdmatest_data_len = sizeof(data);
+	a.data.rdmatest_data_val = (char *)data;
+	rpcrdma_xdr_encode_init(&s, inl, sizeof(inl), 40, 1, 1024);
+	cr_assert(xdr_rdmatest_write_args(&s.xdr, &a));
+	cr_assert_eq(s.items[0].position, 48);
+	cr_assert_eq(s.off, 48);
+}
+
+Test(chunk_stream, decode_takes_item_from_its_chunk)
+{
+	rdmatest_read_res r;
+	uint8_t *chunk = pattern(5000, 3);
+	uint8_t wire[8];
+	struct rpcrdma_xdr_item c = { 0, 5000, chunk };
+
+	rpcrdma_store_be32(wire, 5000);     /* count */
+	rpcrdma_store_be32(wire + 4, 5000); /* length word; the data went by RDMA Write */
+	memset(&r, 0, sizeof(r));
+	rpcrdma_xdr_decode_init(&s, wire, 8, 0, 1, &c, 1);
+	cr_assert(xdr_rdmatest_read_res(&s.xdr, &r), "%s", rpcrdma_xdr_status_str(s.status));
+	cr_assert_eq(r.data.rdmatest_data_len, 5000);
+	cr_assert_arr_eq(r.data.rdmatest_data_val, chunk, 5000);
+	cr_assert_eq(s.off, 8, "nothing else consumed inline");
+	xdr_free((xdrproc_t)xdr_rdmatest_read_res, (char *)&r);
+	free(chunk);
+}
+
+Test(chunk_stream, empty_chunk_means_the_item_came_inline)
+{
+	static uint8_t wire[4 + 4 + 12];
+	rdmatest_read_res r;
+	struct rpcrdma_xdr_item c = { 0, 0, NULL };
+
+	rpcrdma_store_be32(wire, 10);
+	rpcrdma_store_be32(wire + 4, 10);
+	memcpy(wire + 8, "0123456789\0\0", 12);
+	memset(&r, 0, sizeof(r));
+	rpcrdma_xdr_decode_init(&s, wire, sizeof(wire), 0, 1, &c, 1);
+	cr_assert(xdr_rdmatest_read_res(&s.xdr, &r));
+	cr_assert_eq(r.data.rdmatest_data_len, 10);
+	cr_assert_arr_eq(r.data.rdmatest_data_val, "0123456789", 10);
+	xdr_free((xdrproc_t)xdr_rdmatest_read_res, (char *)&r);
+}
+
+Test(chunk_stream, chunk_length_must_match_item)
+{
+	uint8_t wire[8], chunk[100] = { 0 };
+	rdmatest_read_res r;
+	struct rpcrdma_xdr_item c = { 0, 99, chunk };
+
+	rpcrdma_store_be32(wire, 100);
+	rpcrdma_store_be32(wire + 4, 100);
+	memset(&r, 0, sizeof(r));
+	rpcrdma_xdr_decode_init(&s, wire, 8, 0, 1, &c, 1);
+	cr_assert_not(xdr_rdmatest_read_res(&s.xdr, &r));
+	cr_assert_eq(s.status, RPCRDMA_XDR_CHUNK_MISMATCH);
+	xdr_free((xdrproc_t)xdr_rdmatest_read_res, (char *)&r);
+}
+
+Test(chunk_stream, round_trip_through_chunks)
+{
+	static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, 4095, 4096, 4097, 65536, (1u << 20) + 1 };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		static struct rpcrdma_xdr_stream dec;
+		rdmatest_write_args back;
+		uint8_t *data;
+
+		encode_write_args(sizes[i], 1, 1024, &data);
+		memset(&back, 0, sizeof(back));
+		rpcrdma_xdr_decode_init(&dec, inl, s.off, 0, 1, s.items, s.nitems);
+		cr_assert(xdr_rdmatest_write_args(&dec.xdr, &back), "size %u: %s", sizes[i],
+			  rpcrdma_xdr_status_str(dec.status));
+		cr_assert_eq(back.offset, 7);
+		cr_assert_eq(back.data.rdmatest_data_len, sizes[i]);
+		if (sizes[i])
+			cr_assert_arr_eq(back.data.rdmatest_data_val, data, sizes[i]);
+		cr_assert_eq(dec.off, s.off, "size %u: all inline bytes consumed", sizes[i]);
+		xdr_free((xdrproc_t)xdr_rdmatest_write_args, (char *)&back);
+		free(data);
+	}
+}
+
+Test(chunk_stream, every_shorter_buffer_fails_encode)
+{
+	rdmatest_write_args a = { .offset = 1 };
+	char data[300] = { 0 };
+
+	a.data.rdmatest_data_len = sizeof(data);
+	a.data.rdmatest_data_val = data;
+	for (uint32_t cap = 0; cap < 4 + 4 + 300; cap++) {
+		rpcrdma_xdr_encode_init(&s, inl, cap, 0, 0, 0);
+		cr_assert_not(xdr_rdmatest_write_args(&s.xdr, &a), "cap %u", cap);
+		cr_assert_eq(s.status, RPCRDMA_XDR_NO_SPACE);
+	}
+}
+
+Test(chunk_stream, every_truncation_fails_decode)
+{
+	rdmatest_write_args a = { .offset = 1 };
+	char data[30] = "abcdefghijklmnopqrstuvwxyz0123";
+	uint32_t n;
+
+	a.data.rdmatest_data_len = sizeof(data);
+	a.data.rdmatest_data_val = data;
+	n = xdrmem_encode((xdrproc_t)xdr_rdmatest_write_args, &a, inl, sizeof(inl));
+	for (uint32_t len = 0; len < n; len++) {
+		rdmatest_write_args back;
+
+		memset(&back, 0, sizeof(back));
+		rpcrdma_xdr_decode_init(&s, inl, len, 0, 0, NULL, 0);
+		cr_assert_not(xdr_rdmatest_write_args(&s.xdr, &back), "len %u", len);
+		cr_assert_eq(s.status, RPCRDMA_XDR_SHORT);
+		xdr_free((xdrproc_t)xdr_rdmatest_write_args, (char *)&back);
+	}
+}
+
+Test(chunk_stream, too_many_items)
+{
+	static char big[64];
+	char *p = big;
+	u_int len = sizeof(big);
+
+	rpcrdma_xdr_encode_init(&s, inl, sizeof(inl), 0, ~0u, 1);
+	for (uint32_t i = 0; i < RPCRDMA_XDR_MAX_ITEMS; i++)
+		cr_assert(xdr_bytes(&s.xdr, &p, &len, ~0u));
+	cr_assert_not(xdr_bytes(&s.xdr, &p, &len, ~0u));
+	cr_assert_eq(s.status, RPCRDMA_XDR_TOO_MANY_ITEMS);
+}
+
+Test(chunk_stream, setpos_never_crosses_a_chunked_item)
+{
+	uint8_t *data;
+
+	encode_write_args(4096, 1, 1024, &data);
+	cr_assert_not(xdr_setpos(&s.xdr, 4));
+	cr_assert_eq(s.status, RPCRDMA_XDR_BAD_SETPOS);
+	cr_assert(xdr_setpos(&s.xdr, 8 + 4096));
+	free(data);
+	rpcrdma_xdr_encode_init(&s, inl, sizeof(inl), 0, 0, 0);
+	cr_assert(xdr_u_int(&s.xdr, &(u_int){ 5 }));
+	cr_assert(xdr_u_int(&s.xdr, &(u_int){ 6 }));
+	cr_assert(xdr_setpos(&s.xdr, 4));
+	cr_assert_eq(s.off, 4);
+	cr_assert_not(xdr_setpos(&s.xdr, 8), "forward");
+}
