@@ -1,0 +1,825 @@
+/*
+ * rdma_cm and verbs resources of one RPC-over-RDMA endpoint: the cm id
+ * and an event channel of its own (so a disconnect is seen without the
+ * listener), the PD, one CQ on a completion channel, the RC QP, and one
+ * registered allocation of receive buffers posted before connect or
+ * accept.  Connection setup carries our RFC 8797 private data and the
+ * IRD/ORD of cm-private/mpa.c.  Send-queue work requests get an internal
+ * wr_id (a slot after the receive indexes) so a flushed completion,
+ * whose opcode is undefined, still reports its kind and caller wr_id.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rpcrdma/verbs.h"
+
+/* rdma_conn_param carries IRD and ORD in 8 bits. */
+#define RPCRDMA_CM_DEPTH_MAX 255u
+#define RPCRDMA_WC_BATCH     16
+
+struct rpcrdma_send_slot {
+	uint64_t wr_id;
+	enum rpcrdma_wc_kind kind;
+};
+
+struct rpcrdma_ep {
+	struct rdma_event_channel *cm_channel;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *comp_channel;
+	struct ibv_cq *cq;
+	struct ibv_mr *recv_mr;
+	uint8_t *recv_bufs;
+	struct rpcrdma_send_slot *slots;
+	uint32_t slot_next;
+	uint32_t slots_busy;
+	uint32_t max_read_sge;
+	unsigned int cq_events;
+	bool passive;
+	bool accepted;
+	bool connected;
+	bool disconnected;
+	struct rpcrdma_ep_params params;
+	struct rpcrdma_private_data local_pd;
+	uint8_t pd_msg[RPCRDMA_PD_BYTES];
+	struct rpcrdma_rd_depths rd_requested;
+	struct rpcrdma_ep_info info;
+};
+
+struct rpcrdma_listener {
+	struct rdma_event_channel *channel;
+	struct rdma_cm_id *id;
+	struct rpcrdma_ep_params params;
+};
+
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int remaining_ms(int64_t deadline)
+{
+	int64_t left = deadline - now_ms();
+
+	return left > 0 ? (int)left : 0;
+}
+
+/* For calls that return NULL or -1 and set errno, which some forget to. */
+static int neg_errno(int fallback)
+{
+	return errno > 0 ? -errno : -fallback;
+}
+
+/* ibv_post_* and ibv_query_* return a positive errno; a few providers -1. */
+static int verbs_rc(int rc)
+{
+	if (rc > 0)
+		return -rc;
+	return rc < 0 ? neg_errno(EIO) : 0;
+}
+
+static int fd_set_nonblock(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return neg_errno(EIO);
+	return 0;
+}
+
+static bool ep_params_valid(const struct rpcrdma_ep_params *p)
+{
+	return p->send_size && p->recv_size && p->recv_count && p->send_depth &&
+	       p->max_send_sge && p->timeout_ms > 0 &&
+	       (uint64_t)p->recv_count * p->recv_size <= SIZE_MAX / 2;
+}
+
+static int pd_msg_encode(const struct rpcrdma_ep_params *p, struct rpcrdma_private_data *pd,
+			 uint8_t msg[RPCRDMA_PD_BYTES])
+{
+	pd->remote_invalidate = p->remote_invalidate;
+	pd->send_size = p->send_size;
+	pd->recv_size = p->recv_size;
+	return rpcrdma_private_data_encode(pd, msg) == RPCRDMA_PD_OK ? 0 : -EINVAL;
+}
+
+/* ---- rdma_cm events ------------------------------------------------------------ */
+
+/*
+ * Wait until @deadline for the next event on @ch.  Returns 0 with *@ev
+ * set (the caller acks it), -ETIMEDOUT, or -errno.
+ */
+static int cm_next_event(struct rdma_event_channel *ch, int64_t deadline,
+			 struct rdma_cm_event **ev)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	int n;
+
+	for (;;) {
+		if (rdma_get_cm_event(ch, ev) == 0)
+			return 0;
+		if (errno != EAGAIN && errno != EINTR)
+			return neg_errno(EIO);
+		n = poll(&pfd, 1, remaining_ms(deadline));
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (n < 0 && errno != EINTR)
+			return neg_errno(EIO);
+	}
+}
+
+/*
+ * The responder's IRD and ORD as the accept presents them.  The IB CM
+ * turns them to our side (initiator_depth is the peer's IRD, our ORD
+ * limit); iWARP (siw, and cma's iw mapping) reports the MPA reply's
+ * values the other way round.
+ */
+static struct rpcrdma_rd_depths accept_depths(const struct rpcrdma_ep *ep,
+					      const struct rdma_conn_param *conn)
+{
+	struct rpcrdma_rd_depths d = {
+		.ird = conn->initiator_depth,
+		.ord = conn->responder_resources,
+	};
+
+	if (ep->info.transport == IBV_TRANSPORT_IWARP)
+		d = (struct rpcrdma_rd_depths){ .ird = d.ord, .ord = d.ird };
+	return d;
+}
+
+/* The active side learns the peer's private data and depths from the accept. */
+static int ep_established(struct rpcrdma_ep *ep, const struct rdma_conn_param *conn)
+{
+	struct rpcrdma_rd_depths responder;
+	struct rpcrdma_private_data peer;
+
+	if (!ep)
+		return 0;
+	ep->connected = true;
+	if (ep->passive)
+		return 0;
+	ep->info.peer_pd = rpcrdma_private_data_decode(conn->private_data,
+						       conn->private_data_len, &peer);
+	ep->info.inline_params = rpcrdma_private_data_negotiate(&ep->local_pd, &peer);
+	responder = accept_depths(ep, conn);
+	if (rpcrdma_rd_finish(&ep->info.dev, &ep->rd_requested, &responder, &ep->info.rd))
+		return -EPROTO;
+	/* rdma_cm (IB CM and siw alike) sets our QP's IRD to the responder's ORD. */
+	ep->info.rd.ird = responder.ord;
+	return 0;
+}
+
+/*
+ * The one place an rdma_cm event is interpreted (@ep is NULL on the
+ * listener's channel).  Returns 0 when the connection may proceed or
+ * -errno when it cannot.
+ */
+static int cm_event_handle(struct rpcrdma_ep *ep, const struct rdma_cm_event *ev)
+{
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return 0;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		return ep_established(ep, &ev->param.conn);
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		return ev->status < 0 ? ev->status : -EHOSTUNREACH;
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		return -ECONNREFUSED;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		return -ECONNRESET;
+	default: /* CONNECT_RESPONSE is consumed by librdmacm; multicast, TIMEWAIT_EXIT */
+		return 0;
+	}
+}
+
+/* Handle and ack one event of @ep; errors mark the endpoint disconnected. */
+static int ep_cm_event(struct rpcrdma_ep *ep, struct rdma_cm_event *ev)
+{
+	int rc = cm_event_handle(ep, ev);
+
+	rdma_ack_cm_event(ev);
+	if (rc < 0)
+		ep->disconnected = true;
+	return rc;
+}
+
+static int ep_cm_wait(struct rpcrdma_ep *ep, enum rdma_cm_event_type want, int64_t deadline)
+{
+	struct rdma_cm_event *ev;
+	bool hit;
+	int rc;
+
+	do {
+		rc = cm_next_event(ep->cm_channel, deadline, &ev);
+		if (rc)
+			return rc;
+		hit = ev->event == want;
+		rc = ep_cm_event(ep, ev);
+	} while (!rc && !hit);
+	return rc;
+}
+
+/* Handle whatever cm events are pending without blocking. */
+static void ep_cm_drain(struct rpcrdma_ep *ep)
+{
+	struct rdma_cm_event *ev;
+
+	while (cm_next_event(ep->cm_channel, 0, &ev) == 0)
+		ep_cm_event(ep, ev);
+}
+
+/* ---- resources --------------------------------------------------------------------- */
+
+static int ep_alloc(const struct rpcrdma_ep_params *params, struct rpcrdma_ep **out)
+{
+	struct rpcrdma_ep *ep;
+	int rc = -ENOMEM;
+
+	if (!ep_params_valid(params))
+		return -EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	ep->params = *params;
+	ep->slots = calloc(params->send_depth, sizeof(*ep->slots));
+	ep->cm_channel = rdma_create_event_channel();
+	if (!ep->slots || !ep->cm_channel)
+		goto out_destroy;
+	rc = fd_set_nonblock(ep->cm_channel->fd);
+	if (!rc)
+		rc = pd_msg_encode(params, &ep->local_pd, ep->pd_msg);
+	if (rc)
+		goto out_destroy;
+	*out = ep;
+	return 0;
+out_destroy:
+	rpcrdma_ep_destroy(ep);
+	return rc;
+}
+
+static int ep_query_device(struct rpcrdma_ep *ep)
+{
+	struct ibv_device_attr attr;
+	int rc = verbs_rc(ibv_query_device(ep->id->verbs, &attr));
+
+	if (rc)
+		return rc;
+	ep->info.dev.max_qp_rd_atom = (uint32_t)attr.max_qp_rd_atom;
+	ep->info.dev.max_qp_init_rd_atom = (uint32_t)attr.max_qp_init_rd_atom;
+	ep->info.device_has_mw = attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+	ep->info.transport = ep->id->verbs->device->transport_type;
+	ep->params.max_send_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge);
+	ep->max_read_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge_rd);
+	return 0;
+}
+
+static int ep_create_cq(struct rpcrdma_ep *ep)
+{
+	struct ibv_context *verbs = ep->id->verbs;
+	int depth = (int)(ep->params.send_depth + ep->params.recv_count);
+	int rc;
+
+	ep->pd = ibv_alloc_pd(verbs);
+	if (!ep->pd)
+		return neg_errno(ENOMEM);
+	ep->comp_channel = ibv_create_comp_channel(verbs);
+	if (!ep->comp_channel)
+		return neg_errno(ENOMEM);
+	rc = fd_set_nonblock(ep->comp_channel->fd);
+	if (rc)
+		return rc;
+	ep->cq = ibv_create_cq(verbs, depth, ep, ep->comp_channel, 0);
+	if (!ep->cq)
+		return neg_errno(ENOMEM);
+	return verbs_rc(ibv_req_notify_cq(ep->cq, 0));
+}
+
+static int ep_create_qp(struct rpcrdma_ep *ep)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = ep->cq,
+		.recv_cq = ep->cq,
+		.cap = {
+			.max_send_wr = ep->params.send_depth,
+			.max_recv_wr = ep->params.recv_count,
+			.max_send_sge = ep->params.max_send_sge,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_RC,
+	};
+
+	if (rdma_create_qp(ep->id, ep->pd, &init))
+		return neg_errno(ENOMEM);
+	return 0;
+}
+
+static int ep_create_recvs(struct rpcrdma_ep *ep)
+{
+	size_t len = (size_t)ep->params.recv_count * ep->params.recv_size;
+	long page = sysconf(_SC_PAGESIZE);
+	void *buf;
+	int rc;
+
+	rc = posix_memalign(&buf, page > 0 ? (size_t)page : 4096, len);
+	if (rc)
+		return -rc;
+	ep->recv_bufs = buf;
+	ep->recv_mr = ibv_reg_mr(ep->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!ep->recv_mr)
+		return neg_errno(ENOMEM);
+	for (uint32_t i = 0; i < ep->params.recv_count && !rc; i++)
+		rc = rpcrdma_ep_repost_recv(ep, i);
+	return rc;
+}
+
+/* rping's order: device, PD, CQ and channel, QP, then receives. */
+static int ep_create_resources(struct rpcrdma_ep *ep)
+{
+	int rc = ep_query_device(ep);
+
+	if (!rc)
+		rc = ep_create_cq(ep);
+	if (!rc)
+		rc = ep_create_qp(ep);
+	if (!rc)
+		rc = ep_create_recvs(ep);
+	return rc;
+}
+
+static void ep_disconnect(struct rpcrdma_ep *ep)
+{
+	if (ep->connected || ep->accepted)
+		rdma_disconnect(ep->id);
+	else if (ep->passive)
+		rdma_reject(ep->id, NULL, 0);
+}
+
+void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
+{
+	if (!ep)
+		return;
+	if (ep->id)
+		ep_disconnect(ep);
+	if (ep->id && ep->id->qp)
+		rdma_destroy_qp(ep->id);
+	if (ep->recv_mr)
+		ibv_dereg_mr(ep->recv_mr);
+	free(ep->recv_bufs);
+	if (ep->cq) {
+		ibv_ack_cq_events(ep->cq, ep->cq_events);
+		ibv_destroy_cq(ep->cq);
+	}
+	if (ep->comp_channel)
+		ibv_destroy_comp_channel(ep->comp_channel);
+	if (ep->pd)
+		ibv_dealloc_pd(ep->pd);
+	if (ep->id)
+		rdma_destroy_id(ep->id);
+	if (ep->cm_channel)
+		rdma_destroy_event_channel(ep->cm_channel);
+	free(ep->slots);
+	free(ep);
+}
+
+/* ---- active side --------------------------------------------------------------------- */
+
+static int ep_resolve(struct rpcrdma_ep *ep, const struct sockaddr *dst, int64_t deadline)
+{
+	int rc;
+
+	if (rdma_create_id(ep->cm_channel, &ep->id, ep, RDMA_PS_TCP))
+		return neg_errno(ENOMEM);
+	if (rdma_resolve_addr(ep->id, NULL, (struct sockaddr *)dst, remaining_ms(deadline) + 1))
+		return neg_errno(EHOSTUNREACH);
+	rc = ep_cm_wait(ep, RDMA_CM_EVENT_ADDR_RESOLVED, deadline);
+	if (rc)
+		return rc;
+	if (rdma_resolve_route(ep->id, remaining_ms(deadline) + 1))
+		return neg_errno(EHOSTUNREACH);
+	return ep_cm_wait(ep, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline);
+}
+
+static int ep_connect(struct rpcrdma_ep *ep, int64_t deadline)
+{
+	struct rdma_conn_param param = {
+		.private_data = ep->pd_msg,
+		.private_data_len = RPCRDMA_PD_BYTES,
+		.retry_count = 6,
+		.rnr_retry_count = 7, /* a peer briefly out of receives slows us, no more */
+	};
+
+	ep->rd_requested = rpcrdma_rd_request(&ep->info.dev, &ep->params.rd);
+	param.responder_resources = (uint8_t)min_u32(ep->rd_requested.ird, RPCRDMA_CM_DEPTH_MAX);
+	param.initiator_depth = (uint8_t)min_u32(ep->rd_requested.ord, RPCRDMA_CM_DEPTH_MAX);
+	if (rdma_connect(ep->id, &param))
+		return neg_errno(ECONNREFUSED);
+	return ep_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, deadline);
+}
+
+int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_params *params,
+		       struct rpcrdma_ep **out)
+{
+	struct rpcrdma_ep *ep;
+	int64_t deadline;
+	int rc;
+
+	rc = ep_alloc(params, &ep);
+	if (rc)
+		return rc;
+	deadline = now_ms() + params->timeout_ms;
+	rc = ep_resolve(ep, dst, deadline);
+	if (!rc)
+		rc = ep_create_resources(ep);
+	if (!rc)
+		rc = ep_connect(ep, deadline);
+	if (rc) {
+		rpcrdma_ep_destroy(ep);
+		return rc;
+	}
+	*out = ep;
+	return 0;
+}
+
+/* ---- passive side ---------------------------------------------------------------- */
+
+int rpcrdma_listener_create(const struct sockaddr *addr, const struct rpcrdma_ep_params *params,
+			    int backlog, struct rpcrdma_listener **out)
+{
+	struct rpcrdma_listener *l;
+	int rc = -ENOMEM;
+
+	if (!ep_params_valid(params))
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->params = *params;
+	l->channel = rdma_create_event_channel();
+	if (!l->channel)
+		goto out_destroy;
+	rc = fd_set_nonblock(l->channel->fd);
+	if (!rc && rdma_create_id(l->channel, &l->id, l, RDMA_PS_TCP))
+		rc = neg_errno(ENOMEM);
+	if (!rc && rdma_bind_addr(l->id, (struct sockaddr *)addr))
+		rc = neg_errno(EADDRNOTAVAIL);
+	if (!rc && rdma_listen(l->id, backlog))
+		rc = neg_errno(EIO);
+	if (rc)
+		goto out_destroy;
+	*out = l;
+	return 0;
+out_destroy:
+	rpcrdma_listener_destroy(l);
+	return rc;
+}
+
+int rpcrdma_listener_fd(const struct rpcrdma_listener *l)
+{
+	return l->channel->fd;
+}
+
+const struct sockaddr *rpcrdma_listener_addr(const struct rpcrdma_listener *l)
+{
+	return rdma_get_local_addr(l->id);
+}
+
+void rpcrdma_listener_destroy(struct rpcrdma_listener *l)
+{
+	if (!l)
+		return;
+	if (l->id)
+		rdma_destroy_id(l->id);
+	if (l->channel)
+		rdma_destroy_event_channel(l->channel);
+	free(l);
+}
+
+/*
+ * Read a request while its event is unacked (the private data lives in
+ * the event).  As with the accept, depths are from our side: the
+ * initiator's ORD arrives as responder_resources, its IRD as
+ * initiator_depth.
+ */
+static void ep_take_request(struct rpcrdma_ep *ep, const struct rdma_conn_param *conn)
+{
+	struct rpcrdma_rd_depths initiator = {
+		.ird = conn->initiator_depth,
+		.ord = conn->responder_resources,
+	};
+	struct rpcrdma_private_data peer;
+	struct rpcrdma_rd_choice choice;
+
+	ep->info.peer_pd = rpcrdma_private_data_decode(conn->private_data,
+						       conn->private_data_len, &peer);
+	ep->info.inline_params = rpcrdma_private_data_negotiate(&ep->local_pd, &peer);
+	/* INSUFFICIENT_IRD still leaves a usable choice: the initiator lowers its ORD. */
+	rpcrdma_rd_respond(&ep->info.dev, &ep->params.rd, &initiator, &choice);
+	ep->info.rd = choice.local;
+}
+
+static int ep_accept(struct rpcrdma_ep *ep, const struct rdma_conn_param *request)
+{
+	struct rdma_conn_param param = {
+		.private_data = ep->pd_msg,
+		.private_data_len = RPCRDMA_PD_BYTES,
+		.retry_count = 6,
+		.rnr_retry_count = 7,
+	};
+	int64_t deadline = now_ms() + ep->params.timeout_ms;
+	int rc;
+
+	rc = ep_create_resources(ep);
+	if (rc)
+		return rc;
+	ep_take_request(ep, request);
+	param.responder_resources = (uint8_t)min_u32(ep->info.rd.ird, RPCRDMA_CM_DEPTH_MAX);
+	param.initiator_depth = (uint8_t)min_u32(ep->info.rd.ord, RPCRDMA_CM_DEPTH_MAX);
+	if (rdma_accept(ep->id, &param))
+		return neg_errno(ECONNREFUSED);
+	ep->accepted = true;
+	return ep_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, deadline);
+}
+
+/*
+ * Copy what the request event holds, ack it, then move the new id to
+ * the endpoint's own channel (rdma_migrate_id waits for acks).
+ */
+static int ep_from_request(const struct rpcrdma_ep_params *params, struct rdma_cm_event *ev,
+			   struct rpcrdma_ep **out)
+{
+	uint8_t pd[RPCRDMA_MPA_MAX_PD];
+	struct rdma_conn_param request = ev->param.conn;
+	struct rdma_cm_id *id = ev->id;
+	struct rpcrdma_ep *ep;
+	int rc;
+
+	request.private_data_len = (uint8_t)min_u32(request.private_data_len, sizeof(pd));
+	if (request.private_data_len)
+		memcpy(pd, request.private_data, request.private_data_len);
+	request.private_data = pd;
+	rdma_ack_cm_event(ev);
+	rc = ep_alloc(params, &ep);
+	if (rc) {
+		rdma_reject(id, NULL, 0);
+		rdma_destroy_id(id);
+		return rc;
+	}
+	ep->id = id;
+	ep->passive = true;
+	id->context = ep;
+	if (rdma_migrate_id(id, ep->cm_channel))
+		rc = neg_errno(EIO);
+	if (!rc)
+		rc = ep_accept(ep, &request);
+	if (rc) {
+		rpcrdma_ep_destroy(ep);
+		return rc;
+	}
+	*out = ep;
+	return 0;
+}
+
+int rpcrdma_listener_accept(struct rpcrdma_listener *l, struct rpcrdma_ep **out)
+{
+	struct rdma_cm_event *ev;
+	int rc;
+
+	rc = cm_next_event(l->channel, 0, &ev);
+	if (rc)
+		return rc == -ETIMEDOUT ? -EAGAIN : rc;
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return ep_from_request(&l->params, ev, out);
+	rc = cm_event_handle(NULL, ev);
+	rdma_ack_cm_event(ev);
+	return rc < 0 ? rc : -EAGAIN;
+}
+
+/* ---- data movement ----------------------------------------------------------------- */
+
+const struct rpcrdma_ep_info *rpcrdma_ep_info(const struct rpcrdma_ep *ep)
+{
+	return &ep->info;
+}
+
+struct ibv_pd *rpcrdma_ep_pd(const struct rpcrdma_ep *ep)
+{
+	return ep->pd;
+}
+
+const struct sockaddr *rpcrdma_ep_peer_addr(const struct rpcrdma_ep *ep)
+{
+	return rdma_get_peer_addr(ep->id);
+}
+
+uint8_t *rpcrdma_ep_recv_buf(const struct rpcrdma_ep *ep, uint32_t index)
+{
+	if (index >= ep->params.recv_count)
+		return NULL;
+	return ep->recv_bufs + (size_t)index * ep->params.recv_size;
+}
+
+int rpcrdma_ep_repost_recv(struct rpcrdma_ep *ep, uint32_t index)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)rpcrdma_ep_recv_buf(ep, index),
+		.length = ep->params.recv_size,
+		.lkey = ep->recv_mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = index, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	if (index >= ep->params.recv_count)
+		return -EINVAL;
+	return verbs_rc(ibv_post_recv(ep->id->qp, &wr, &bad));
+}
+
+/* Every send-queue WR is signaled and takes a slot until its completion. */
+static int ep_post(struct rpcrdma_ep *ep, struct ibv_send_wr *wr, enum rpcrdma_wc_kind kind,
+		   uint64_t wr_id)
+{
+	uint32_t slot = ep->slot_next;
+	struct ibv_send_wr *bad;
+	int rc;
+
+	if (ep->disconnected)
+		return -ENOTCONN;
+	if (ep->slots_busy == ep->params.send_depth)
+		return -ENOBUFS;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > ep->params.max_send_sge)
+		return -EINVAL;
+	ep->slots[slot] = (struct rpcrdma_send_slot){ .wr_id = wr_id, .kind = kind };
+	wr->wr_id = (uint64_t)ep->params.recv_count + slot;
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	rc = verbs_rc(ibv_post_send(ep->id->qp, wr, &bad));
+	if (rc)
+		return rc;
+	ep->slot_next = (slot + 1) % ep->params.send_depth;
+	ep->slots_busy++;
+	return 0;
+}
+
+int rpcrdma_ep_post_send(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t wr_id,
+			 bool invalidate, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr wr = {
+		.sg_list = sge,
+		.num_sge = nsge,
+		.opcode = invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND,
+	};
+
+	if (invalidate)
+		wr.invalidate_rkey = invalidate_rkey;
+	return ep_post(ep, &wr, RPCRDMA_WC_SEND, wr_id);
+}
+
+int rpcrdma_ep_post_read(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t raddr,
+			 uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_send_wr wr = {
+		.sg_list = sge,
+		.num_sge = nsge,
+		.opcode = IBV_WR_RDMA_READ,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	};
+
+	/* siw serves one SGE per Read (max_sge_rd); fail here, not as a broken QP. */
+	if (nsge > 0 && (uint32_t)nsge > ep->max_read_sge)
+		return -EINVAL;
+	return ep_post(ep, &wr, RPCRDMA_WC_READ, wr_id);
+}
+
+int rpcrdma_ep_post_write(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t raddr,
+			  uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_send_wr wr = {
+		.sg_list = sge,
+		.num_sge = nsge,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	};
+
+	return ep_post(ep, &wr, RPCRDMA_WC_WRITE, wr_id);
+}
+
+int rpcrdma_ep_fd(const struct rpcrdma_ep *ep)
+{
+	return ep->comp_channel->fd;
+}
+
+/*
+ * rxe reports a Send With Invalidate's rkey without IBV_WC_WITH_INV (its
+ * kernel sets IB_WC_WITH_INVALIDATE, whose bit means IBV_WC_IP_CSUM_OK
+ * here), so a nonzero rkey counts too; the field shares a union with
+ * the immediate data, so not when the Send carried one.
+ */
+static void wc_recv_invalidate(const struct ibv_wc *in, struct rpcrdma_wc *out)
+{
+	bool inv = in->wc_flags & IBV_WC_WITH_INV;
+
+	if (!inv && !(in->wc_flags & IBV_WC_WITH_IMM))
+		inv = in->invalidated_rkey != 0;
+	out->with_invalidate = inv;
+	out->invalidated_rkey = inv ? in->invalidated_rkey : 0;
+}
+
+static void wc_from_ibv(struct rpcrdma_ep *ep, const struct ibv_wc *in, struct rpcrdma_wc *out)
+{
+	uint64_t slot = in->wr_id - ep->params.recv_count;
+
+	*out = (struct rpcrdma_wc){ .status = in->status };
+	if (in->wr_id < ep->params.recv_count) {
+		out->kind = RPCRDMA_WC_RECV;
+		out->wr_id = in->wr_id;
+		if (in->status == IBV_WC_SUCCESS) {
+			out->byte_len = in->byte_len;
+			wc_recv_invalidate(in, out);
+		}
+		return;
+	}
+	if (slot >= ep->params.send_depth)
+		return;
+	out->kind = ep->slots[slot].kind;
+	out->wr_id = ep->slots[slot].wr_id;
+	ep->slots_busy--;
+}
+
+/* Consume pending channel events and re-arm before polling, so none is lost. */
+static int ep_cq_rearm(struct rpcrdma_ep *ep)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+
+	while (ibv_get_cq_event(ep->comp_channel, &cq, &ctx) == 0)
+		ep->cq_events++;
+	return verbs_rc(ibv_req_notify_cq(ep->cq, 0));
+}
+
+int rpcrdma_ep_poll(struct rpcrdma_ep *ep, struct rpcrdma_wc *wc, int max)
+{
+	struct ibv_wc batch[RPCRDMA_WC_BATCH];
+	int count = 0, n;
+	int rc = ep_cq_rearm(ep);
+
+	if (rc || max <= 0)
+		return rc;
+	do {
+		n = ibv_poll_cq(ep->cq, min_u32((uint32_t)(max - count), RPCRDMA_WC_BATCH), batch);
+		for (int i = 0; i < n; i++)
+			wc_from_ibv(ep, &batch[i], &wc[count++]);
+	} while (n == RPCRDMA_WC_BATCH && count < max);
+	if (ep->cq_events) {
+		ibv_ack_cq_events(ep->cq, ep->cq_events);
+		ep->cq_events = 0;
+	}
+	return n < 0 ? -EIO : count;
+}
+
+int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	struct pollfd pfd[2] = {
+		{ .fd = ep->comp_channel->fd, .events = POLLIN },
+		{ .fd = ep->cm_channel->fd, .events = POLLIN },
+	};
+	int n;
+
+	do {
+		if (ep->disconnected)
+			return -ECONNRESET;
+		n = poll(pfd, 2, timeout_ms < 0 ? -1 : remaining_ms(deadline));
+		if (n < 0 && errno != EINTR)
+			return neg_errno(EIO);
+		if (n > 0 && pfd[1].revents)
+			ep_cm_drain(ep);
+		if (ep->disconnected)
+			return -ECONNRESET;
+		if (n > 0 && pfd[0].revents)
+			return 1;
+	} while (timeout_ms < 0 || remaining_ms(deadline) > 0);
+	return 0;
+}
+
+bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep)
+{
+	return ep->disconnected;
+}

@@ -1,0 +1,137 @@
+/*
+ * rdma_cm and verbs resources of one RPC-over-RDMA connection endpoint:
+ * the cm id and its event channel, protection domain, one completion
+ * queue with its completion channel, the RC queue pair, and a pool of
+ * registered receive buffers that stay posted.  Connection setup carries
+ * our RFC 8797 private data and the IRD/ORD chosen by cm-private/mpa.c,
+ * and parses the peer's.  Everything else (headers, chunks, credits) is
+ * the caller's: this file only moves bytes.
+ *
+ * An endpoint is used by one thread at a time; callers lock.
+ * All functions returning int return 0 or a negative errno value.
+ */
+#ifndef RPCRDMA_VERBS_H
+#define RPCRDMA_VERBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "cm-private/mpa.h"
+#include "cm-private/private_data.h"
+
+struct rpcrdma_ep_params {
+	uint32_t send_size;          /* largest Send we post (advertised Send Size) */
+	uint32_t recv_size;          /* each receive buffer (advertised Receive Size) */
+	uint32_t recv_count;         /* receive buffers kept posted (= credits we can grant) */
+	uint32_t send_depth;         /* send-queue work requests outstanding at once */
+	uint32_t max_send_sge;       /* SGEs per Send, RDMA Read or RDMA Write */
+	struct rpcrdma_rd_depths rd; /* IRD/ORD we want; capped by the device */
+	bool remote_invalidate;      /* advertise R in the private data */
+	int timeout_ms;              /* address/route resolution and connect */
+};
+
+/* What connection setup produced. */
+struct rpcrdma_ep_info {
+	struct rpcrdma_inline_params inline_params; /* from both private data messages */
+	enum rpcrdma_pd_status peer_pd;             /* how the peer's private data decoded */
+	struct rpcrdma_rd_depths rd;                /* IRD/ORD in force on the QP */
+	struct rpcrdma_rd_limits dev;               /* the device's limits */
+	bool device_has_mw;                         /* type-2 memory windows supported */
+	enum ibv_transport_type transport;          /* IB (rxe) or iWARP (siw) */
+};
+
+enum rpcrdma_wc_kind {
+	RPCRDMA_WC_RECV,
+	RPCRDMA_WC_SEND,
+	RPCRDMA_WC_READ,
+	RPCRDMA_WC_WRITE,
+	RPCRDMA_WC_LOCAL_INV,
+	RPCRDMA_WC_BIND_MW,
+};
+
+struct rpcrdma_wc {
+	enum rpcrdma_wc_kind kind;
+	enum ibv_wc_status status;   /* IBV_WC_WR_FLUSH_ERR means teardown */
+	uint64_t wr_id;              /* RECV: the buffer index */
+	uint32_t byte_len;           /* RECV: bytes received */
+	uint32_t invalidated_rkey;   /* RECV: set when the Send carried an invalidate */
+	bool with_invalidate;        /* RECV: invalidated_rkey is valid */
+};
+
+struct rpcrdma_ep;
+struct rpcrdma_listener;
+
+/*
+ * rpcrdma_ep_connect - active side: resolve, create resources, post all
+ * receives, connect with our private data, wait for ESTABLISHED.
+ * Returns 0, -ETIMEDOUT, -ECONNREFUSED (rejected or unreachable),
+ * -ENODEV (no RDMA device for the address), -ENOMEM, or another -errno.
+ */
+int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_params *params,
+		       struct rpcrdma_ep **out);
+
+/*
+ * rpcrdma_listener_create - passive side: bind and listen on @addr
+ * (port 0 picks one; rpcrdma_listener_addr() tells which).
+ */
+int rpcrdma_listener_create(const struct sockaddr *addr, const struct rpcrdma_ep_params *params,
+			    int backlog, struct rpcrdma_listener **out);
+/* The cm event channel fd: readable when a connection request is pending. */
+int rpcrdma_listener_fd(const struct rpcrdma_listener *l);
+const struct sockaddr *rpcrdma_listener_addr(const struct rpcrdma_listener *l);
+/*
+ * rpcrdma_listener_accept - take one pending connection request, create
+ * its resources, post receives, accept with our private data and the
+ * IRD/ORD policy's choice, wait for ESTABLISHED.  Returns -EAGAIN when
+ * no request is pending, 0 with *@out set, or -errno (the request is
+ * rejected and the listener keeps serving).
+ */
+int rpcrdma_listener_accept(struct rpcrdma_listener *l, struct rpcrdma_ep **out);
+void rpcrdma_listener_destroy(struct rpcrdma_listener *l);
+
+const struct rpcrdma_ep_info *rpcrdma_ep_info(const struct rpcrdma_ep *ep);
+struct ibv_pd *rpcrdma_ep_pd(const struct rpcrdma_ep *ep);
+const struct sockaddr *rpcrdma_ep_peer_addr(const struct rpcrdma_ep *ep);
+
+/* Receive buffer @index: its memory (valid until reposted) and size. */
+uint8_t *rpcrdma_ep_recv_buf(const struct rpcrdma_ep *ep, uint32_t index);
+/* Give receive buffer @index back to the queue pair. */
+int rpcrdma_ep_repost_recv(struct rpcrdma_ep *ep, uint32_t index);
+
+/*
+ * Post a signaled Send of @sge (registered memory), with
+ * IBV_WR_SEND_WITH_INV of @invalidate_rkey when @invalidate is set.
+ */
+int rpcrdma_ep_post_send(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t wr_id,
+			 bool invalidate, uint32_t invalidate_rkey);
+/* Post a signaled RDMA Read from (@raddr, @rkey) into @sge. */
+int rpcrdma_ep_post_read(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t raddr,
+			 uint32_t rkey, uint64_t wr_id);
+/* Post a signaled RDMA Write of @sge to (@raddr, @rkey). */
+int rpcrdma_ep_post_write(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t raddr,
+			  uint32_t rkey, uint64_t wr_id);
+
+/* The completion channel fd: readable when completions may be ready. */
+int rpcrdma_ep_fd(const struct rpcrdma_ep *ep);
+/*
+ * rpcrdma_ep_poll - collect up to @max completions without blocking
+ * (consume the channel event, re-arm, poll, ack).  Returns the count.
+ */
+int rpcrdma_ep_poll(struct rpcrdma_ep *ep, struct rpcrdma_wc *wc, int max);
+/*
+ * rpcrdma_ep_wait - block up to @timeout_ms (-1: forever) for the
+ * completion channel or a cm event.  Returns 1 when completions may be
+ * ready, 0 on timeout, -ECONNRESET once the peer disconnected.
+ */
+int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms);
+/* True once a DISCONNECTED, DEVICE_REMOVAL or error cm event was seen. */
+bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep);
+
+/* Disconnect, flush, free; accepts a half-built endpoint and NULL. */
+void rpcrdma_ep_destroy(struct rpcrdma_ep *ep);
+
+#endif
