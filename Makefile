@@ -165,6 +165,7 @@ check: deps
 	$(MAKE) unit-tests
 	$(MAKE) asan-tests
 	$(MAKE) fuzz-check
+	$(MAKE) vmtest
 
 # ---- install ----------------------------------------------------------------------
 install: lib

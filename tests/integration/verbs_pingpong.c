@@ -115,14 +115,18 @@ static void pump_step(struct side *s, const char *what)
 	struct rpcrdma_wc wc[16];
 	int n, rc;
 
+	/*
+	 * Poll even after a disconnect: the peer may tear down as soon as it
+	 * has our last Send, before we reaped that Send's completion.
+	 */
 	rc = rpcrdma_ep_wait(s->ep, 200);
-	if (rc < 0)
-		die(s, "rpcrdma_ep_wait while waiting for %s: %s", what, strerror(-rc));
 	n = rpcrdma_ep_poll(s->ep, wc, 16);
 	if (n < 0)
 		die(s, "rpcrdma_ep_poll: %s", strerror(-n));
 	for (int i = 0; i < n; i++)
 		handle_wc(s, &wc[i]);
+	if (rc < 0 && n == 0)
+		die(s, "rpcrdma_ep_wait while waiting for %s: %s", what, strerror(-rc));
 }
 
 /* Collect completions until @done or the deadline. */
