@@ -1,0 +1,121 @@
+/*
+ * The public API of rpcrdma: libtirpc CLIENT and SVCXPRT handles that
+ * carry ONC RPC over RDMA (RPC-over-RDMA version 1, RFC 8166, with
+ * RFC 8797 connection private data).  Programs keep their rpcgen XDR
+ * routines and use clnt_call(), svc_run(), svc_getargs() and
+ * svc_sendreply() as with any other transport.
+ *
+ * Which arguments and results may travel by direct data placement
+ * (read and write chunks) is the upper-layer binding's decision
+ * (RFC 8166 section 6): struct rpcrdma_ulb names them per procedure.
+ * A procedure the binding does not list moves everything inline or in
+ * long messages (position-zero read chunk, reply chunk).
+ *
+ * Failures of the create functions set libtirpc's rpc_createerr, so
+ * clnt_pcreateerror() explains them; call failures are reported by
+ * clnt_call()'s status and clnt_geterr()/clnt_sperror().
+ */
+#ifndef RPCRDMA_RPCRDMA_H
+#define RPCRDMA_RPCRDMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <rpc/rpc.h>
+
+/* Upper-layer binding of one procedure. */
+struct rpcrdma_ulb_proc {
+	rpcproc_t proc;
+	/* bit k-1: the k-th non-empty opaque item of the arguments may become a read chunk */
+	uint32_t arg_ddp;
+	/* bit k-1: the k-th non-empty opaque item of the results may land in a write chunk */
+	uint32_t res_ddp;
+	/* largest length of DDP result @item (0-based among res_ddp's bits); NULL: max_rpc_size */
+	uint32_t (*res_max)(const void *args, unsigned int item);
+	/*
+	 * Largest XDR length of the results without the DDP results' data
+	 * (their length words count); the RPC reply header is added by the
+	 * transport.  NULL: unknown, max_rpc_size is assumed.
+	 */
+	uint32_t (*reply_max)(const void *args);
+};
+
+struct rpcrdma_ulb {
+	rpcprog_t prog;
+	rpcvers_t vers;
+	const struct rpcrdma_ulb_proc *procs;
+	size_t nprocs;
+};
+
+struct rpcrdma_options {
+	uint32_t inline_send;        /* our receive/send buffer sizes advertised in private data */
+	uint32_t inline_recv;
+	uint32_t credits;            /* client: slots asked for; server: receives posted */
+	uint32_t max_rpc_size;       /* largest complete RPC message accepted or built */
+	uint32_t ird, ord;           /* RDMA Read depths wanted (capped by the device) */
+	bool remote_invalidate;      /* advertised; not used yet */
+	bool use_ccp;                /* RFC 5666 CCP: not implemented yet, must be false */
+	int connect_timeout_ms;
+	struct timeval call_timeout; /* client: default for clnt_call when not CLSET_TIMEOUT */
+	const struct rpcrdma_ulb *ulb; /* client: binding of the program, or NULL */
+};
+
+/* Largest max_rpc_size the options accept: 16 MiB of data plus headers. */
+#define RPCRDMA_MAX_RPC_SIZE_LIMIT ((16u << 20) + 4096u)
+
+/*
+ * rpcrdma_options_init - defaults: 4096-byte inline thresholds, 32
+ * credits, max_rpc_size RPCRDMA_MAX_RPC_SIZE_LIMIT, IRD/ORD 16, 10 s
+ * connect timeout, 25 s call timeout, no ULB.
+ */
+void rpcrdma_options_init(struct rpcrdma_options *o);
+
+/*
+ * clnt_rdma_tli_create - connect to @addr (AF_INET or AF_INET6, port
+ * set) and return a CLIENT for (@prog, @vers).  @o may be NULL
+ * (defaults).  The CLIENT uses AUTH_NONE until the caller sets cl_auth.
+ * Calls on one CLIENT are serialized by a mutex (one call in flight).
+ * Returns the CLIENT, or NULL with rpc_createerr set (RPC_SYSTEMERROR
+ * with re_errno for connection failures, RPC_UNKNOWNADDR for a bad
+ * address, RPC_SYSTEMERROR/EINVAL for bad options).
+ */
+CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcvers_t vers,
+			     const struct rpcrdma_options *o);
+
+/*
+ * clnt_rdma_create - find (@prog, @vers) with @host's rpcbind
+ * (rpcrdma_rpcb_lookup) for @netid ("rdma", "rdma6", or NULL to try
+ * both in that order) and connect.  Returns the CLIENT, or NULL with
+ * rpc_createerr set (RPC_PROGNOTREGISTERED, RPC_PMAPFAILURE,
+ * RPC_UNKNOWNHOST, RPC_UNKNOWNPROTO for another netid, or as
+ * clnt_rdma_tli_create).
+ */
+CLIENT *clnt_rdma_create(const char *host, rpcprog_t prog, rpcvers_t vers, const char *netid,
+			 const struct rpcrdma_options *o);
+
+/*
+ * svc_rdma_create - a listening SVCXPRT on @addr (port 0 picks one;
+ * xp_port and xp_ltaddr tell which), registered with xprt_register so
+ * svc_run() accepts connections and serves them.  Each connection
+ * copies the listener's options and bindings when it is accepted.
+ * Returns the SVCXPRT, or NULL with
+ * rpc_createerr set (RPC_SYSTEMERROR with re_errno).
+ */
+SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_options *o);
+
+/*
+ * svc_rdma_reg - svc_reg(@listener, @prog, @vers, @dispatch, NULL) for
+ * the dispatch table, rpcrdma_rpcb_set() for the listener's netid and
+ * address, and remember @ulb (may be NULL; must stay valid) for the
+ * replies of connections accepted afterwards.  A wildcard listener
+ * address is registered as such (clients cannot use it).  Returns TRUE, or FALSE
+ * when svc_reg refuses, the table of bindings is full (8), or rpcbind
+ * registration fails (rpc_createerr tells why).
+ */
+bool_t svc_rdma_reg(SVCXPRT *listener, rpcprog_t prog, rpcvers_t vers,
+		    void (*dispatch)(struct svc_req *, SVCXPRT *), const struct rpcrdma_ulb *ulb);
+
+#endif

@@ -1,0 +1,909 @@
+/*
+ * The RPC-over-RDMA SVCXPRT: a listener transport whose xp_fd is the
+ * rdma_cm channel (xp_recv accepts, like svc_vc's rendezvous) and one
+ * connection transport per client whose xp_fd is the endpoint's
+ * completion channel, so libtirpc's svc_run() serves both.
+ *
+ * A connection's xp_recv takes the next received message, validates
+ * its transport header (a bad version is answered ERR_VERS, anything
+ * else malformed ERR_CHUNK), pulls read chunks with RDMA Read into one
+ * registered buffer and rebuilds the complete call there, and decodes
+ * the RPC call header.  xp_reply marshals the reply through the
+ * chunk-aware XDR stream with the registered binding's result mask,
+ * plans it against the chunks the call offered (rpcrdma_plan_reply),
+ * RDMA Writes DDP results into the write chunks and, for a long reply,
+ * the reply into the reply chunk, and Sends the transport header (and
+ * the inline reply).  It never writes outside an offered segment.
+ *
+ * Receives that complete while a call is being served are queued and
+ * xp_stat() reports XPRT_MOREREQS, so none is stranded behind a
+ * completion channel event already consumed.  First version: replies
+ * wait for their Send to complete; source memory is registered per reply.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rpc/rpc.h>
+#include <rpc/svc_mt.h>
+
+#include "rpcrdma/credits.h"
+#include "rpcrdma/netconfig.h"
+#include "rpcrdma/rpcbind.h"
+#include "rpcrdma/transport.h"
+#include "xdr/bytes.h"
+#include "xdr/header.h"
+
+#define SVC_RDMA_MAX_ULBS 8
+#define SVC_WC_BATCH      16
+#define SVC_IO_TIMEOUT_MS 30000
+
+struct svc_rdma_ulbs {
+	size_t n;
+	struct {
+		rpcprog_t prog;
+		rpcvers_t vers;
+		const struct rpcrdma_ulb *ulb;
+	} e[SVC_RDMA_MAX_ULBS];
+};
+
+struct svc_rdma_listener {
+	SVCXPRT xprt;
+	SVCXPRT_EXT ext;
+	struct rpcrdma_listener *l;
+	struct rpcrdma_options opts;
+	struct svc_rdma_ulbs ulbs;
+	struct sockaddr_storage laddr;
+	char netid[8];
+};
+
+struct svc_rdma_conn {
+	SVCXPRT xprt;
+	SVCXPRT_EXT ext;
+	struct rpcrdma_ep *ep;
+	struct rpcrdma_options opts;
+	struct svc_rdma_ulbs ulbs;
+	struct rpcrdma_credits_server credits;
+	struct sockaddr_storage raddr, laddr;
+	char netid[8];
+	bool dead;
+	bool more;                 /* the last poll filled its batch */
+	struct rpcrdma_wc *queue;  /* receives not yet served */
+	uint32_t qhead, qcount, qcap;
+	uint32_t io_pending;       /* Reads, Writes and Sends posted, not completed */
+	uint8_t *send_buf;
+	struct ibv_mr *send_mr;
+	uint32_t send_cap;
+	uint8_t *stage;            /* reply marshalling, max_rpc_size */
+	/* the call being served */
+	struct rpcrdma_header hdr;
+	bool in_call, have_recv;
+	uint32_t recv_index;
+	const uint8_t *call;
+	uint32_t call_len, args_off;
+	uint8_t *rd_buf;
+	struct ibv_mr *rd_mr;
+	rpcprog_t prog;
+	rpcvers_t vers;
+	rpcproc_t proc;
+};
+
+static const struct xp_ops svc_rdma_conn_ops;
+static const struct xp_ops svc_rdma_listener_ops;
+
+static struct svc_rdma_conn *conn_of(SVCXPRT *xprt)
+{
+	return (struct svc_rdma_conn *)xprt->xp_p1;
+}
+
+static bool_t svc_rdma_control(SVCXPRT *xprt, const u_int rq, void *in)
+{
+	(void)xprt;
+	(void)rq;
+	(void)in;
+	return FALSE;
+}
+
+static const struct xp_ops2 svc_rdma_ops2 = { .xp_control = svc_rdma_control };
+
+/* ---- completions ------------------------------------------------------------------ */
+
+static void svc_rdma_take_wc(struct svc_rdma_conn *c, const struct rpcrdma_wc *wc)
+{
+	if (wc->status != IBV_WC_SUCCESS) {
+		c->dead = true;
+		if (wc->kind != RPCRDMA_WC_RECV && c->io_pending)
+			c->io_pending--;
+		return;
+	}
+	if (wc->kind != RPCRDMA_WC_RECV) {
+		if (c->io_pending)
+			c->io_pending--;
+		return;
+	}
+	rpcrdma_credits_server_consumed(&c->credits);
+	if (c->qcount == c->qcap) { /* cannot happen: one slot per receive buffer */
+		c->dead = true;
+		return;
+	}
+	c->queue[(c->qhead + c->qcount++) % c->qcap] = *wc;
+}
+
+/* Poll one batch.  Returns the number of completions or -1 when the connection died. */
+static int svc_rdma_poll(struct svc_rdma_conn *c)
+{
+	struct rpcrdma_wc wc[SVC_WC_BATCH];
+	int n = rpcrdma_ep_poll(c->ep, wc, SVC_WC_BATCH);
+
+	if (n < 0) {
+		c->dead = true;
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		svc_rdma_take_wc(c, &wc[i]);
+	c->more = n == SVC_WC_BATCH;
+	return c->dead ? -1 : n;
+}
+
+/* Make progress: poll, or wait for the channel.  Returns 0 or -1 (dead). */
+static int svc_rdma_progress(struct svc_rdma_conn *c)
+{
+	int n = svc_rdma_poll(c);
+
+	if (n)
+		return n < 0 ? -1 : 0;
+	if (rpcrdma_ep_wait(c->ep, SVC_IO_TIMEOUT_MS) <= 0) {
+		c->dead = true;
+		return -1;
+	}
+	return 0;
+}
+
+static int svc_rdma_wait_io(struct svc_rdma_conn *c)
+{
+	while (c->io_pending)
+		if (svc_rdma_progress(c))
+			return -1;
+	return 0;
+}
+
+static int svc_rdma_read(struct svc_rdma_conn *c, uint8_t *dst, const struct rpcrdma_segment *seg)
+{
+	struct ibv_sge sge = { (uintptr_t)dst, seg->length, c->rd_mr->lkey };
+	int rc;
+
+	if (!seg->length)
+		return 0;
+	while ((rc = rpcrdma_ep_post_read(c->ep, &sge, 1, seg->offset, seg->handle, 0)) == -ENOBUFS)
+		if (svc_rdma_progress(c))
+			return -EIO;
+	if (!rc)
+		c->io_pending++;
+	return rc;
+}
+
+static int svc_rdma_write(struct svc_rdma_conn *c, const uint8_t *src, uint32_t len,
+			  const struct ibv_mr *mr, const struct rpcrdma_segment *seg)
+{
+	struct ibv_sge sge = { (uintptr_t)src, len, mr->lkey };
+	int rc;
+
+	while ((rc = rpcrdma_ep_post_write(c->ep, &sge, 1, seg->offset, seg->handle, 0)) == -ENOBUFS)
+		if (svc_rdma_progress(c))
+			return -EIO;
+	if (!rc)
+		c->io_pending++;
+	return rc;
+}
+
+static int svc_rdma_send(struct svc_rdma_conn *c, uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)c->send_buf, len, c->send_mr->lkey };
+	int rc;
+
+	while ((rc = rpcrdma_ep_post_send(c->ep, &sge, 1, 0, false, 0)) == -ENOBUFS)
+		if (svc_rdma_progress(c))
+			return -EIO;
+	if (rc) {
+		c->dead = true;
+		return rc;
+	}
+	c->io_pending++;
+	return svc_rdma_wait_io(c) ? -EIO : 0;
+}
+
+/* ---- the call being served --------------------------------------------------------- */
+
+/* Free what the current call holds and give its receive back. */
+static void svc_rdma_call_end(struct svc_rdma_conn *c)
+{
+	rpcrdma_mr_dereg(c->rd_mr);
+	free(c->rd_buf);
+	c->rd_mr = NULL;
+	c->rd_buf = NULL;
+	c->call = NULL;
+	c->in_call = false;
+	if (c->have_recv) {
+		c->have_recv = false;
+		if (rpcrdma_ep_repost_recv(c->ep, c->recv_index))
+			c->dead = true;
+		else
+			rpcrdma_credits_server_posted(&c->credits, 1);
+	}
+}
+
+static uint32_t svc_rdma_grant(const struct svc_rdma_conn *c, uint32_t requested)
+{
+	uint32_t grant = 1;
+
+	rpcrdma_credits_server_grant(&c->credits, requested, &grant);
+	return grant;
+}
+
+/* Answer RDMA_ERROR (ERR_VERS or ERR_CHUNK) for @xid and end the call. */
+static void svc_rdma_send_error(struct svc_rdma_conn *c, uint32_t xid, uint32_t requested,
+				enum rpcrdma_errcode err)
+{
+	struct rpcrdma_header *h = &c->hdr;
+	size_t len;
+
+	svc_rdma_call_end(c);
+	if (err == ERR_VERS)
+		rpcrdma_header_init_err_vers(h, xid, svc_rdma_grant(c, requested));
+	else
+		rpcrdma_header_init_err_chunk(h, xid, svc_rdma_grant(c, requested));
+	if (rpcrdma_header_encode(h, c->send_buf, c->send_cap, &len) == RPCRDMA_HDR_OK)
+		svc_rdma_send(c, (uint32_t)len);
+}
+
+/* Bytes the data chunks (read segments at nonzero positions) add, with roundup. */
+static uint64_t svc_rdma_data_bytes(const struct rpcrdma_header *h, uint32_t first)
+{
+	uint64_t total = 0;
+
+	for (uint32_t i = first; i < h->nreads;) {
+		uint32_t pos = h->reads[i].position;
+		uint64_t len = 0;
+
+		while (i < h->nreads && h->reads[i].position == pos)
+			len += h->reads[i++].seg.length;
+		total += rpcrdma_xdr_roundup(len);
+	}
+	return total;
+}
+
+/* Post the Reads of every read segment into @c->rd_buf and wait for them. */
+static int svc_rdma_pull_reads(struct svc_rdma_conn *c, uint32_t pz_area)
+{
+	const struct rpcrdma_header *h = &c->hdr;
+	uint8_t *out = c->rd_buf + pz_area;
+	uint32_t at = 0, i = 0;
+	int rc = 0;
+
+	for (; i < h->nreads && h->reads[i].position == 0 && !rc; i++) {
+		rc = svc_rdma_read(c, c->rd_buf + at, &h->reads[i].seg);
+		at += h->reads[i].seg.length;
+	}
+	while (i < h->nreads && !rc) {
+		uint32_t pos = h->reads[i].position;
+
+		at = pos;
+		for (; i < h->nreads && h->reads[i].position == pos && !rc; i++) {
+			rc = svc_rdma_read(c, out + at, &h->reads[i].seg);
+			at += h->reads[i].seg.length;
+		}
+	}
+	if (!rc && svc_rdma_wait_io(c))
+		rc = -EIO;
+	return rc;
+}
+
+/* Interleave the inline (or position-zero) bytes around the data chunks already in @out. */
+static void svc_rdma_rebuild(const struct rpcrdma_header *h, const uint8_t *src, uint32_t src_len,
+			     uint8_t *out, uint32_t total)
+{
+	uint32_t o = 0, s = 0, i = 0;
+
+	while (i < h->nreads && h->reads[i].position == 0)
+		i++;
+	while (i < h->nreads) {
+		uint32_t pos = h->reads[i].position, len = 0, span;
+
+		while (i < h->nreads && h->reads[i].position == pos)
+			len += h->reads[i++].seg.length;
+		memcpy(out + o, src + s, pos - o);
+		s += pos - o;
+		span = (uint32_t)rpcrdma_xdr_roundup(len);
+		memset(out + pos + len, 0, span - len);
+		o = pos + span;
+	}
+	memcpy(out + o, src + s, src_len - s);
+	(void)total;
+}
+
+/*
+ * The complete call: the inline message itself, or rebuilt from read
+ * chunks.  Returns 0, -EPROTO (answer ERR_CHUNK) or another -errno
+ * (the connection is broken).
+ */
+static int svc_rdma_pull(struct svc_rdma_conn *c, const uint8_t *inl, uint32_t inl_len)
+{
+	const struct rpcrdma_header *h = &c->hdr;
+	uint64_t pz = 0, msg_len, total;
+	uint32_t first = 0, pz_area;
+	int rc;
+
+	if (!h->nreads) {
+		if (h->type != RDMA_MSG)
+			return -EPROTO;
+		c->call = inl;
+		c->call_len = inl_len;
+		return 0;
+	}
+	while (first < h->nreads && h->reads[first].position == 0)
+		pz += h->reads[first++].seg.length;
+	if (h->type == RDMA_NOMSG && !pz)
+		return -EPROTO;
+	msg_len = h->type == RDMA_NOMSG ? pz : inl_len;
+	total = msg_len + svc_rdma_data_bytes(h, first);
+	if (total > c->opts.max_rpc_size)
+		return -EPROTO;
+	pz_area = (uint32_t)rpcrdma_xdr_roundup(pz);
+	c->rd_buf = malloc((size_t)pz_area + total);
+	if (!c->rd_buf)
+		return -ENOMEM;
+	c->rd_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(c->ep), c->rd_buf, (size_t)pz_area + total,
+				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!c->rd_mr)
+		return -ENOMEM;
+	rc = svc_rdma_pull_reads(c, pz_area);
+	if (rc)
+		return rc;
+	svc_rdma_rebuild(h, h->type == RDMA_NOMSG ? c->rd_buf : inl, (uint32_t)msg_len,
+			 c->rd_buf + pz_area, (uint32_t)total);
+	c->call = c->rd_buf + pz_area;
+	c->call_len = (uint32_t)total;
+	return 0;
+}
+
+/*
+ * One received message.  Returns TRUE with @msg decoded when a call is
+ * ready for dispatch, FALSE when the message was answered or dropped.
+ */
+static bool_t svc_rdma_take_call(struct svc_rdma_conn *c, const struct rpcrdma_wc *wc,
+				 struct rpc_msg *msg)
+{
+	const uint8_t *buf = rpcrdma_ep_recv_buf(c->ep, (uint32_t)wc->wr_id);
+	struct rpcrdma_header *h = &c->hdr;
+	enum rpcrdma_hdr_status st;
+	size_t hlen;
+	XDR x;
+	int rc;
+
+	c->have_recv = true;
+	c->recv_index = (uint32_t)wc->wr_id;
+	st = rpcrdma_header_decode(h, buf, wc->byte_len, NULL, &hlen);
+	if (st == RPCRDMA_HDR_SHORT && wc->byte_len < RPCRDMA_HDR_FIXED_BYTES)
+		goto drop;
+	if (st == RPCRDMA_HDR_BAD_VERSION) {
+		svc_rdma_send_error(c, h->xid, h->credit, ERR_VERS);
+		return FALSE;
+	}
+	if (st == RPCRDMA_HDR_OK && (h->type == RDMA_DONE || h->type == RDMA_ERROR))
+		goto drop;
+	if (st != RPCRDMA_HDR_OK || (h->type != RDMA_MSG && h->type != RDMA_NOMSG))
+		goto err_chunk;
+	rc = svc_rdma_pull(c, buf + hlen, wc->byte_len - (uint32_t)hlen);
+	if (rc == -EPROTO)
+		goto err_chunk;
+	if (rc) {
+		c->dead = true;
+		return FALSE;
+	}
+	xdrmem_create(&x, (char *)(uintptr_t)c->call, c->call_len, XDR_DECODE);
+	if (!xdr_callmsg(&x, msg) || msg->rm_xid != h->xid)
+		goto err_chunk;
+	c->args_off = XDR_GETPOS(&x);
+	c->prog = msg->rm_call.cb_prog;
+	c->vers = msg->rm_call.cb_vers;
+	c->proc = msg->rm_call.cb_proc;
+	c->in_call = true;
+	return TRUE;
+err_chunk:
+	svc_rdma_send_error(c, h->xid, h->credit, ERR_CHUNK);
+	return FALSE;
+drop:
+	svc_rdma_call_end(c);
+	return FALSE;
+}
+
+/* ---- connection xp_ops --------------------------------------------------------------- */
+
+static bool_t svc_rdma_recv(SVCXPRT *xprt, struct rpc_msg *msg)
+{
+	struct svc_rdma_conn *c = conn_of(xprt);
+
+	svc_rdma_call_end(c);
+	while (!c->dead) {
+		struct rpcrdma_wc wc;
+
+		if (!c->qcount && svc_rdma_poll(c) <= 0) {
+			if (!c->dead && rpcrdma_ep_wait(c->ep, 0) < 0)
+				c->dead = true;
+			return FALSE;
+		}
+		if (!c->qcount)
+			continue;
+		wc = c->queue[c->qhead];
+		c->qhead = (c->qhead + 1) % c->qcap;
+		c->qcount--;
+		if (svc_rdma_take_call(c, &wc, msg))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static enum xprt_stat svc_rdma_stat(SVCXPRT *xprt)
+{
+	struct svc_rdma_conn *c = conn_of(xprt);
+
+	if (c->dead)
+		return XPRT_DIED;
+	return c->qcount || c->more ? XPRT_MOREREQS : XPRT_IDLE;
+}
+
+static bool_t svc_rdma_getargs(SVCXPRT *xprt, xdrproc_t xargs, void *args)
+{
+	struct svc_rdma_conn *c = conn_of(xprt);
+	bool_t ok;
+	XDR x;
+
+	if (!c->in_call)
+		return FALSE;
+	xdrmem_create(&x, (char *)(uintptr_t)c->call + c->args_off, c->call_len - c->args_off,
+		      XDR_DECODE);
+	ok = xargs(&x, args);
+	XDR_DESTROY(&x);
+	return ok;
+}
+
+static bool_t svc_rdma_freeargs(SVCXPRT *xprt, xdrproc_t xargs, void *args)
+{
+	XDR x = { .x_op = XDR_FREE };
+
+	(void)xprt;
+	return xargs(&x, args);
+}
+
+/* The reply's result mask from the binding registered for the call's program. */
+static uint32_t svc_rdma_res_ddp(const struct svc_rdma_conn *c)
+{
+	for (size_t i = 0; i < c->ulbs.n; i++)
+		if (c->ulbs.e[i].prog == c->prog && c->ulbs.e[i].vers == c->vers) {
+			const struct rpcrdma_ulb_proc *p =
+				rpcrdma_ulb_proc_find(c->ulbs.e[i].ulb, c->proc);
+
+			return p ? p->res_ddp : 0;
+		}
+	return 0;
+}
+
+/* Marshal @msg into c->stage: RPC header with xdrmem, results through @s. */
+static bool svc_rdma_marshal(struct svc_rdma_conn *c, struct rpc_msg *msg,
+			     struct rpcrdma_xdr_stream *s)
+{
+	bool success = msg->rm_reply.rp_stat == MSG_ACCEPTED && msg->acpted_rply.ar_stat == SUCCESS;
+	xdrproc_t proc = msg->acpted_rply.ar_results.proc;
+	caddr_t where = msg->acpted_rply.ar_results.where;
+	bool_t ok;
+	XDR x;
+
+	if (!c->stage)
+		c->stage = malloc(c->opts.max_rpc_size);
+	if (!c->stage)
+		return false;
+	if (success) {
+		msg->acpted_rply.ar_results.proc = (xdrproc_t)(void (*)(void))xdr_void;
+		msg->acpted_rply.ar_results.where = NULL;
+	}
+	xdrmem_create(&x, (char *)c->stage, c->opts.max_rpc_size, XDR_ENCODE);
+	ok = xdr_replymsg(&x, msg);
+	msg->acpted_rply.ar_results.proc = proc;
+	msg->acpted_rply.ar_results.where = where;
+	rpcrdma_xdr_encode_init(s, c->stage, c->opts.max_rpc_size, XDR_GETPOS(&x),
+				success ? svc_rdma_res_ddp(c) : 0, 1);
+	XDR_DESTROY(&x);
+	return ok && (!success || proc(&s->xdr, where));
+}
+
+static void svc_rdma_offered(const struct rpcrdma_header *h, struct rpcrdma_offered_chunks *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->nwrites = h->nwrites;
+	for (uint32_t i = 0; i < h->nwrites; i++) {
+		o->write_len[i] = rpcrdma_chunk_length(h, &h->writes[i]);
+		o->write_segs[i] = h->writes[i].nsegs;
+	}
+	o->has_reply = h->has_reply;
+	if (h->has_reply) {
+		o->reply_len = rpcrdma_chunk_length(h, &h->reply);
+		o->reply_segs = h->reply.nsegs;
+	}
+}
+
+/* RDMA Write @len bytes at @src into the offered chunk @ch, segment by segment. */
+static int svc_rdma_write_chunk(struct svc_rdma_conn *c, const struct rpcrdma_chunk *ch,
+				const uint8_t *src, uint32_t len, const struct ibv_mr *mr)
+{
+	for (uint32_t i = 0; i < ch->nsegs && len; i++) {
+		const struct rpcrdma_segment *seg = &c->hdr.segs[ch->first + i];
+		uint32_t take = len < seg->length ? len : seg->length;
+		int rc = take ? svc_rdma_write(c, src, take, mr, seg) : 0;
+
+		if (rc)
+			return rc;
+		src += take;
+		len -= take;
+	}
+	return len ? -EPROTO : 0;
+}
+
+/* The echo of offered chunk @ch with @bytes written, added to @out. */
+static enum rpcrdma_hdr_status svc_rdma_echo(const struct rpcrdma_header *call,
+					     const struct rpcrdma_chunk *ch, uint32_t bytes,
+					     struct rpcrdma_header *out, bool reply)
+{
+	struct rpcrdma_segment segs[RPCRDMA_MAX_SEGS];
+
+	memcpy(segs, &call->segs[ch->first], ch->nsegs * sizeof(segs[0]));
+	rpcrdma_plan_fill_segments(segs, ch->nsegs, bytes);
+	return reply ? rpcrdma_header_set_reply_chunk(out, segs, ch->nsegs)
+		     : rpcrdma_header_add_write_chunk(out, segs, ch->nsegs);
+}
+
+struct svc_rdma_reply {
+	struct rpcrdma_xdr_stream s;
+	struct rpcrdma_reply_plan plan;
+	struct rpcrdma_header out;
+	struct ibv_mr *mr[RPCRDMA_MAX_WRITE_CHUNKS + 1];
+	uint8_t *body;
+};
+
+static int svc_rdma_reply_writes(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
+{
+	struct ibv_pd *pd = rpcrdma_ep_pd(c->ep);
+	int rc;
+
+	for (uint32_t i = 0; i < r->plan.nwrites; i++) {
+		const struct rpcrdma_range *w = &r->plan.writes[i];
+		const uint8_t *src;
+
+		if (w->length) {
+			src = rpcrdma_stream_locate(&r->s, w->offset, w->length);
+			if (!src)
+				return -EPROTO;
+			r->mr[i] = rpcrdma_mr_reg(pd, src, w->length, 0);
+			if (!r->mr[i])
+				return -ENOMEM;
+			rc = svc_rdma_write_chunk(c, &c->hdr.writes[i], src, w->length, r->mr[i]);
+			if (rc)
+				return rc;
+		}
+		if (svc_rdma_echo(&c->hdr, &c->hdr.writes[i], w->length, &r->out, false))
+			return -EPROTO;
+	}
+	return 0;
+}
+
+/* The reduced reply into @dst (the send buffer or a reply-chunk staging buffer). */
+static int svc_rdma_reply_body(struct svc_rdma_reply *r, uint8_t *dst)
+{
+	for (uint32_t i = 0; i < r->plan.nranges; i++) {
+		if (!rpcrdma_stream_copy(&r->s, r->plan.ranges[i].offset, r->plan.ranges[i].length,
+					 dst))
+			return -EPROTO;
+		dst += r->plan.ranges[i].length;
+	}
+	return 0;
+}
+
+static int svc_rdma_reply_nomsg(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
+{
+	uint32_t len = r->plan.body_len;
+	int rc;
+
+	r->body = malloc(len ? len : 1);
+	if (!r->body)
+		return -ENOMEM;
+	rc = svc_rdma_reply_body(r, r->body);
+	if (rc)
+		return rc;
+	r->mr[RPCRDMA_MAX_WRITE_CHUNKS] = rpcrdma_mr_reg(rpcrdma_ep_pd(c->ep), r->body, len, 0);
+	if (!r->mr[RPCRDMA_MAX_WRITE_CHUNKS])
+		return -ENOMEM;
+	rc = svc_rdma_write_chunk(c, &c->hdr.reply, r->body, len, r->mr[RPCRDMA_MAX_WRITE_CHUNKS]);
+	if (!rc && svc_rdma_echo(&c->hdr, &c->hdr.reply, len, &r->out, true))
+		rc = -EPROTO;
+	return rc;
+}
+
+/* Plan, write the chunks and send.  Returns 0, -EPROTO (answer ERR_CHUNK) or -errno. */
+static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
+{
+	uint32_t xid = c->hdr.xid, requested = c->hdr.credit;
+	struct rpcrdma_ddp_item items[RPCRDMA_XDR_MAX_ITEMS];
+	struct rpcrdma_reply_desc desc = { .xdr_len = r->s.pos, .results = items,
+					   .nresults = r->s.nitems };
+	struct rpcrdma_offered_chunks offered;
+	size_t hlen;
+	int rc;
+
+	rpcrdma_stream_items(&r->s, items);
+	svc_rdma_offered(&c->hdr, &offered);
+	if (rpcrdma_plan_reply(&desc, &offered, rpcrdma_ep_info(c->ep)->inline_params.send,
+			       &r->plan) != RPCRDMA_PLAN_OK)
+		return -EPROTO;
+	rpcrdma_header_init(&r->out, xid, 1, r->plan.type);
+	rc = svc_rdma_reply_writes(c, r);
+	if (!rc && r->plan.type == RDMA_NOMSG)
+		rc = svc_rdma_reply_nomsg(c, r);
+	if (rc)
+		return rc;
+	svc_rdma_call_end(c); /* the call's receive is posted again before the grant */
+	r->out.credit = svc_rdma_grant(c, requested);
+	if (rpcrdma_header_encode(&r->out, c->send_buf, c->send_cap, &hlen) != RPCRDMA_HDR_OK)
+		return -EIO;
+	if (r->plan.type == RDMA_MSG) {
+		if (r->plan.body_len > c->send_cap - hlen)
+			return -EIO;
+		rc = svc_rdma_reply_body(r, c->send_buf + hlen);
+		hlen += r->plan.body_len;
+	}
+	return rc ? rc : svc_rdma_send(c, (uint32_t)hlen);
+}
+
+static void svc_rdma_reply_free(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
+{
+	svc_rdma_wait_io(c); /* nothing may still read what is freed below */
+	for (uint32_t i = 0; i <= RPCRDMA_MAX_WRITE_CHUNKS; i++)
+		rpcrdma_mr_dereg(r->mr[i]);
+	free(r->body);
+	free(r);
+}
+
+static bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg)
+{
+	struct svc_rdma_conn *c = conn_of(xprt);
+	uint32_t xid = c->hdr.xid, requested = c->hdr.credit;
+	struct svc_rdma_reply *r;
+	int rc = -EPROTO;
+
+	if (!c->in_call || c->dead)
+		return FALSE;
+	msg->rm_xid = xid; /* svc_sendreply() and svcerr_*() leave it to the transport */
+	r = calloc(1, sizeof(*r));
+	if (r && svc_rdma_marshal(c, msg, &r->s))
+		rc = svc_rdma_reply_send(c, r);
+	if (r)
+		svc_rdma_reply_free(c, r);
+	if (rc == -EPROTO || rc == -ENOMEM)
+		svc_rdma_send_error(c, xid, requested, ERR_CHUNK);
+	else if (rc)
+		c->dead = true;
+	svc_rdma_call_end(c);
+	return rc == 0;
+}
+
+static void svc_rdma_conn_free(struct svc_rdma_conn *c)
+{
+	if (!c)
+		return;
+	if (c->ep) {
+		svc_rdma_call_end(c);
+		rpcrdma_mr_dereg(c->send_mr);
+		rpcrdma_ep_destroy(c->ep);
+	}
+	free(c->send_buf);
+	free(c->stage);
+	free(c->queue);
+	free(c);
+}
+
+static void svc_rdma_destroy(SVCXPRT *xprt)
+{
+	xprt_unregister(xprt);
+	svc_rdma_conn_free(conn_of(xprt));
+}
+
+static const struct xp_ops svc_rdma_conn_ops = {
+	.xp_recv = svc_rdma_recv,
+	.xp_stat = svc_rdma_stat,
+	.xp_getargs = svc_rdma_getargs,
+	.xp_reply = svc_rdma_reply,
+	.xp_freeargs = svc_rdma_freeargs,
+	.xp_destroy = svc_rdma_destroy,
+};
+
+/* ---- listener --------------------------------------------------------------------------- */
+
+static socklen_t sockaddr_len(const struct sockaddr *sa)
+{
+	return sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+}
+
+static void svc_rdma_xprt_init(SVCXPRT *x, SVCXPRT_EXT *ext, void *self, int fd,
+			       const struct xp_ops *ops, char *netid)
+{
+	x->xp_fd = fd;
+	x->xp_ops = ops;
+	x->xp_ops2 = &svc_rdma_ops2;
+	x->xp_netid = netid;
+	x->xp_p1 = self;
+	x->xp_p3 = ext;
+}
+
+static int svc_rdma_conn_setup(struct svc_rdma_listener *ls, struct svc_rdma_conn *c)
+{
+	const struct sockaddr *peer = rpcrdma_ep_peer_addr(c->ep);
+
+	c->opts = ls->opts;
+	c->ulbs = ls->ulbs;
+	c->qcap = ls->opts.credits;
+	c->queue = calloc(c->qcap, sizeof(*c->queue));
+	c->send_cap = ls->opts.inline_send;
+	c->send_buf = malloc(c->send_cap);
+	if (!c->queue || !c->send_buf)
+		return -ENOMEM;
+	c->send_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(c->ep), c->send_buf, c->send_cap,
+				    IBV_ACCESS_LOCAL_WRITE);
+	if (!c->send_mr)
+		return -ENOMEM;
+	rpcrdma_credits_server_init(&c->credits, ls->opts.credits);
+	rpcrdma_credits_server_posted(&c->credits, ls->opts.credits);
+	memcpy(c->netid, ls->netid, sizeof(c->netid));
+	svc_rdma_xprt_init(&c->xprt, &c->ext, c, rpcrdma_ep_fd(c->ep), &svc_rdma_conn_ops, c->netid);
+	if (peer && (peer->sa_family == AF_INET || peer->sa_family == AF_INET6)) {
+		memcpy(&c->raddr, peer, sockaddr_len(peer));
+		memcpy(&c->xprt.xp_raddr, peer, sockaddr_len(peer));
+		c->xprt.xp_addrlen = (int)sockaddr_len(peer);
+		c->xprt.xp_rtaddr = (struct netbuf){ sizeof(c->raddr), sockaddr_len(peer), &c->raddr };
+	}
+	c->laddr = ls->laddr;
+	c->xprt.xp_ltaddr = ls->xprt.xp_ltaddr;
+	c->xprt.xp_ltaddr.buf = &c->laddr;
+	c->xprt.xp_port = ls->xprt.xp_port;
+	return 0;
+}
+
+static bool_t svc_rdma_accept(SVCXPRT *xprt, struct rpc_msg *msg)
+{
+	struct svc_rdma_listener *ls = xprt->xp_p1;
+	struct rpcrdma_ep *ep;
+	int rc;
+
+	(void)msg;
+	while ((rc = rpcrdma_listener_accept(ls->l, &ep)) != -EAGAIN) {
+		struct svc_rdma_conn *c;
+
+		if (rc)
+			continue; /* that request was rejected; the listener serves on */
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			rpcrdma_ep_destroy(ep);
+			continue;
+		}
+		c->ep = ep;
+		if (svc_rdma_conn_setup(ls, c)) {
+			svc_rdma_conn_free(c);
+			continue;
+		}
+		xprt_register(&c->xprt);
+	}
+	return FALSE;
+}
+
+static enum xprt_stat svc_rdma_listener_stat(SVCXPRT *xprt)
+{
+	(void)xprt;
+	return XPRT_IDLE;
+}
+
+static bool_t svc_rdma_listener_getargs(SVCXPRT *xprt, xdrproc_t xargs, void *args)
+{
+	(void)xprt;
+	(void)xargs;
+	(void)args;
+	return FALSE;
+}
+
+static bool_t svc_rdma_listener_reply(SVCXPRT *xprt, struct rpc_msg *msg)
+{
+	(void)xprt;
+	(void)msg;
+	return FALSE;
+}
+
+static void svc_rdma_listener_free(struct svc_rdma_listener *ls)
+{
+	if (!ls)
+		return;
+	rpcrdma_listener_destroy(ls->l);
+	free(ls);
+}
+
+static void svc_rdma_listener_destroy(SVCXPRT *xprt)
+{
+	xprt_unregister(xprt);
+	svc_rdma_listener_free(xprt->xp_p1);
+}
+
+static const struct xp_ops svc_rdma_listener_ops = {
+	.xp_recv = svc_rdma_accept,
+	.xp_stat = svc_rdma_listener_stat,
+	.xp_getargs = svc_rdma_listener_getargs,
+	.xp_reply = svc_rdma_listener_reply,
+	.xp_freeargs = svc_rdma_listener_getargs,
+	.xp_destroy = svc_rdma_listener_destroy,
+};
+
+static SVCXPRT *svc_rdma_create_fail(struct svc_rdma_listener *ls, int err)
+{
+	rpc_createerr.cf_stat = RPC_SYSTEMERROR;
+	rpc_createerr.cf_error.re_status = RPC_SYSTEMERROR;
+	rpc_createerr.cf_error.re_errno = err;
+	svc_rdma_listener_free(ls);
+	return NULL;
+}
+
+SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_options *o)
+{
+	struct rpcrdma_ep_params params;
+	struct svc_rdma_listener *ls;
+	const struct sockaddr *bound;
+	int rc;
+
+	if (!addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
+		return svc_rdma_create_fail(NULL, EAFNOSUPPORT);
+	ls = calloc(1, sizeof(*ls));
+	if (!ls)
+		return svc_rdma_create_fail(NULL, ENOMEM);
+	if (o)
+		ls->opts = *o;
+	else
+		rpcrdma_options_init(&ls->opts);
+	if (rpcrdma_options_check(&ls->opts))
+		return svc_rdma_create_fail(ls, EINVAL);
+	rpcrdma_options_ep_params(&ls->opts, &params);
+	rc = rpcrdma_listener_create(addr, &params, 16, &ls->l);
+	if (rc)
+		return svc_rdma_create_fail(ls, -rc);
+	bound = rpcrdma_listener_addr(ls->l);
+	memcpy(&ls->laddr, bound, sockaddr_len(bound));
+	strcpy(ls->netid, bound->sa_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6);
+	svc_rdma_xprt_init(&ls->xprt, &ls->ext, ls, rpcrdma_listener_fd(ls->l),
+			   &svc_rdma_listener_ops, ls->netid);
+	ls->xprt.xp_port = ntohs(bound->sa_family == AF_INET ?
+				 ((const struct sockaddr_in *)bound)->sin_port :
+				 ((const struct sockaddr_in6 *)bound)->sin6_port);
+	ls->xprt.xp_ltaddr = (struct netbuf){ sizeof(ls->laddr), sockaddr_len(bound), &ls->laddr };
+	xprt_register(&ls->xprt);
+	return &ls->xprt;
+}
+
+bool_t svc_rdma_reg(SVCXPRT *listener, rpcprog_t prog, rpcvers_t vers,
+		    void (*dispatch)(struct svc_req *, SVCXPRT *), const struct rpcrdma_ulb *ulb)
+{
+	struct svc_rdma_listener *ls;
+
+	if (!listener || listener->xp_ops != &svc_rdma_listener_ops)
+		return FALSE;
+	ls = listener->xp_p1;
+	if (ls->ulbs.n == SVC_RDMA_MAX_ULBS || !svc_reg(listener, prog, vers, dispatch, NULL))
+		return FALSE;
+	ls->ulbs.e[ls->ulbs.n].prog = prog;
+	ls->ulbs.e[ls->ulbs.n].vers = vers;
+	ls->ulbs.e[ls->ulbs.n++].ulb = ulb;
+	rpcrdma_rpcb_unset(prog, vers, ls->netid);
+	return rpcrdma_rpcb_set(prog, vers, ls->netid, (struct sockaddr *)&ls->laddr) == 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * Internals shared by the CLIENT (clnt_rdma.c) and the SVCXPRT
+ * (svc_rdma.c): option checks and endpoint parameters, upper-layer
+ * binding look-ups, mapping offsets of a chunk-aware XDR stream's
+ * complete message to memory, and memory registration helpers.
+ * Nothing here keeps state.
+ */
+#ifndef RPCRDMA_TRANSPORT_H
+#define RPCRDMA_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rpcrdma/chunk_plan.h"
+#include "rpcrdma/rpcrdma.h"
+#include "rpcrdma/verbs.h"
+#include "xdr/chunk_stream.h"
+
+#define RPCRDMA_DDP_THRESHOLD  1024u      /* smaller DDP-eligible items stay inline */
+#define RPCRDMA_SEG_BYTES      (1u << 20) /* one registered segment at most */
+#define RPCRDMA_CALL_READ_SEGS 32u        /* read segments in one call */
+#define RPCRDMA_CHUNK_SEGS     32u        /* segments in one write or reply chunk */
+#define RPCRDMA_SEND_DEPTH     64u
+#define RPCRDMA_SEND_SGES      6u         /* siw's max_sge */
+/* The RPC reply header: xid, REPLY, MSG_ACCEPTED, verifier (up to MAX_AUTH_BYTES), accept_stat. */
+#define RPCRDMA_REPLY_HDR_MAX  (24u + MAX_AUTH_BYTES)
+
+/* Returns 0 or -EINVAL when @o cannot work (sizes, credits, CCP asked for). */
+int rpcrdma_options_check(const struct rpcrdma_options *o);
+
+/* Endpoint parameters for @o. */
+void rpcrdma_options_ep_params(const struct rpcrdma_options *o, struct rpcrdma_ep_params *p);
+
+/* The binding of @proc in @ulb, or NULL (also for a NULL @ulb). */
+const struct rpcrdma_ulb_proc *rpcrdma_ulb_proc_find(const struct rpcrdma_ulb *ulb,
+						     rpcproc_t proc);
+
+/* Number of bits set in @mask. */
+uint32_t rpcrdma_mask_count(uint32_t mask);
+
+/*
+ * rpcrdma_stream_locate - memory of bytes [@off, @off + @len) of the
+ * complete message an encode stream recorded, when they lie in one
+ * piece (the inline buffer or one recorded item's data).  Returns the
+ * pointer, or NULL when the range crosses pieces, touches roundup or
+ * lies outside.
+ */
+const uint8_t *rpcrdma_stream_locate(const struct rpcrdma_xdr_stream *s, uint32_t off,
+				     uint32_t len);
+
+/*
+ * rpcrdma_stream_copy - copy bytes [@off, @off + @len) of the complete
+ * message (inline bytes, items' data, zero roundup) to @dst.  Returns
+ * false when the range lies outside the message.
+ */
+bool rpcrdma_stream_copy(const struct rpcrdma_xdr_stream *s, uint32_t off, uint32_t len,
+			 uint8_t *dst);
+
+/* The encode stream's recorded items as planner items. */
+void rpcrdma_stream_items(const struct rpcrdma_xdr_stream *s, struct rpcrdma_ddp_item *out);
+
+/*
+ * rpcrdma_mr_reg - register @len bytes at @addr with @access.  Returns
+ * the MR, or NULL with errno set.
+ */
+struct ibv_mr *rpcrdma_mr_reg(struct ibv_pd *pd, const void *addr, size_t len, int access);
+
+/* Deregister @mr; accepts NULL. */
+void rpcrdma_mr_dereg(struct ibv_mr *mr);
+
+/*
+ * rpcrdma_segments_cut - describe @len bytes at @addr (within @mr) as
+ * segments of at most RPCRDMA_SEG_BYTES.  Returns the count, or 0 when
+ * more than @cap would be needed.
+ */
+uint32_t rpcrdma_segments_cut(const struct ibv_mr *mr, const uint8_t *addr, uint32_t len,
+			      struct rpcrdma_segment *segs, uint32_t cap);
+
+#endif
