@@ -301,7 +301,7 @@ static int svc_rdma_pull_reads(struct svc_rdma_conn *c, uint32_t pz_area)
 
 /* Interleave the inline (or position-zero) bytes around the data chunks already in @out. */
 static void svc_rdma_rebuild(const struct rpcrdma_header *h, const uint8_t *src, uint32_t src_len,
-			     uint8_t *out, uint32_t total)
+			     uint8_t *out)
 {
 	uint32_t o = 0, s = 0, i = 0;
 
@@ -319,7 +319,6 @@ static void svc_rdma_rebuild(const struct rpcrdma_header *h, const uint8_t *src,
 		o = pos + span;
 	}
 	memcpy(out + o, src + s, src_len - s);
-	(void)total;
 }
 
 /*
@@ -361,7 +360,7 @@ static int svc_rdma_pull(struct svc_rdma_conn *c, const uint8_t *inl, uint32_t i
 	if (rc)
 		return rc;
 	svc_rdma_rebuild(h, h->type == RDMA_NOMSG ? c->rd_buf : inl, (uint32_t)msg_len,
-			 c->rd_buf + pz_area, (uint32_t)total);
+			 c->rd_buf + pz_area);
 	c->call = c->rd_buf + pz_area;
 	c->call_len = (uint32_t)total;
 	return 0;
