@@ -630,6 +630,33 @@ static const struct clnt_ops clnt_rdma_ops = {
 	.cl_control = clnt_rdma_control,
 };
 
+int clnt_rdma_getinfo(CLIENT *cl, struct rpcrdma_conn_info *info)
+{
+	struct rpcrdma_clnt *ct;
+	const struct rpcrdma_ep_info *ei;
+
+	if (!cl || !info || cl->cl_ops != &clnt_rdma_ops)
+		return -EINVAL;
+	ct = clnt_rdma_of(cl);
+	pthread_mutex_lock(&ct->lock);
+	ei = rpcrdma_ep_info(ct->ep);
+	*info = (struct rpcrdma_conn_info){
+		.inline_send = ei->inline_params.send,
+		.inline_recv = ei->inline_params.recv,
+		.credits = ct->credits.granted,
+		.ird = ei->rd.ird,
+		.ord = ei->rd.ord,
+		.peer_private_data = ei->peer_pd == RPCRDMA_PD_OK,
+		.remote_invalidate = ei->inline_params.remote_invalidate,
+		.iwarp = ei->transport == IBV_TRANSPORT_IWARP,
+		.registration = RPCRDMA_REG_PER_CALL_MR,
+		.ccp = RPCRDMA_CCP_NOT_ASKED,
+		.connects = 1,
+	};
+	pthread_mutex_unlock(&ct->lock);
+	return 0;
+}
+
 /* ---- creation --------------------------------------------------------------------------------- */
 
 static CLIENT *clnt_rdma_create_fail(struct rpcrdma_clnt *ct, CLIENT *cl, enum clnt_stat st,

@@ -56,11 +56,50 @@ struct rpcrdma_options {
 	uint32_t credits;            /* client: slots asked for; server: receives posted */
 	uint32_t max_rpc_size;       /* largest complete RPC message accepted or built */
 	uint32_t ird, ord;           /* RDMA Read depths wanted (capped by the device) */
-	bool remote_invalidate;      /* advertised; not used yet */
-	bool use_ccp;                /* RFC 5666 CCP: not implemented yet, must be false */
+	/*
+	 * Set R in the private data (RFC 8797).  A client sets it only on a
+	 * device with type-2 memory windows, where each call's remotely
+	 * accessible memory is one window that is safe to invalidate; a
+	 * server answers with Send With Invalidate when both peers set it.
+	 */
+	bool remote_invalidate;
+	bool use_ccp;                /* client: run RFC 5666 CCP after connecting */
+	/*
+	 * client: a call interrupted by the loss of its connection is sent
+	 * again on a new connection while its timeout allows (never on the
+	 * connection it was first sent on); otherwise it fails with
+	 * RPC_CANTRECV and the next call reconnects.
+	 */
+	bool reconnect_resend;
 	int connect_timeout_ms;
 	struct timeval call_timeout; /* client: default for clnt_call when not CLSET_TIMEOUT */
 	const struct rpcrdma_ulb *ulb; /* client: binding of the program, or NULL */
+};
+
+/* How a connection makes a call's memory remotely accessible. */
+enum rpcrdma_registration {
+	RPCRDMA_REG_MEMORY_WINDOW, /* one type-2 window per call on pre-registered memory */
+	RPCRDMA_REG_PER_CALL_MR,   /* one memory region registered per call */
+};
+
+enum rpcrdma_ccp_outcome {
+	RPCRDMA_CCP_NOT_ASKED,     /* use_ccp was false (or this is a server) */
+	RPCRDMA_CCP_USED,          /* the server answered; its values are in force */
+	RPCRDMA_CCP_NOT_OFFERED,   /* the server does not serve program 100417 */
+};
+
+/* What a connection negotiated. */
+struct rpcrdma_conn_info {
+	uint32_t inline_send;        /* largest Send we post */
+	uint32_t inline_recv;        /* largest Send we accept */
+	uint32_t credits;            /* client: current grant; server: receives posted */
+	uint32_t ird, ord;           /* RDMA Read depths on the queue pair */
+	bool peer_private_data;      /* the peer sent valid RFC 8797 private data */
+	bool remote_invalidate;      /* both peers set R */
+	bool iwarp;                  /* iWARP (MPA) rather than InfiniBand/RoCE */
+	enum rpcrdma_registration registration;
+	enum rpcrdma_ccp_outcome ccp;
+	uint32_t connects;           /* client: connections made so far (1 after create) */
 };
 
 /* Largest max_rpc_size the options accept: 16 MiB of data plus headers. */
@@ -77,13 +116,21 @@ void rpcrdma_options_init(struct rpcrdma_options *o);
  * clnt_rdma_tli_create - connect to @addr (AF_INET or AF_INET6, port
  * set) and return a CLIENT for (@prog, @vers).  @o may be NULL
  * (defaults).  The CLIENT uses AUTH_NONE until the caller sets cl_auth.
- * Calls on one CLIENT are serialized by a mutex (one call in flight).
+ * Any number of threads may call through one CLIENT at once; their
+ * calls are pipelined up to the server's credit grant.
  * Returns the CLIENT, or NULL with rpc_createerr set (RPC_SYSTEMERROR
  * with re_errno for connection failures, RPC_UNKNOWNADDR for a bad
  * address, RPC_SYSTEMERROR/EINVAL for bad options).
  */
 CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcvers_t vers,
 			     const struct rpcrdma_options *o);
+
+/*
+ * clnt_rdma_getinfo - what @cl's current connection negotiated.
+ * Returns 0, or -EINVAL when @cl is not an RDMA CLIENT (its cl_ops are
+ * not ours), -ENOTCONN when it has no connection right now.
+ */
+int clnt_rdma_getinfo(CLIENT *cl, struct rpcrdma_conn_info *info);
 
 /*
  * clnt_rdma_create - find (@prog, @vers) with @host's rpcbind
@@ -105,6 +152,13 @@ CLIENT *clnt_rdma_create(const char *host, rpcprog_t prog, rpcvers_t vers, const
  * rpc_createerr set (RPC_SYSTEMERROR with re_errno).
  */
 SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_options *o);
+
+/*
+ * svc_rdma_getinfo - what the accepted connection @xprt negotiated
+ * (the SVCXPRT a dispatch function receives).  Returns 0, or -EINVAL
+ * for a listener or a non-RDMA SVCXPRT.
+ */
+int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info);
 
 /*
  * svc_rdma_reg - svc_reg(@listener, @prog, @vers, @dispatch, NULL) for
