@@ -1,6 +1,12 @@
 # Integration tests: programs built on the host and run by their *.test
 # wrappers inside the soft-RDMA test bed (tests/vm, `make vmtest`).
 # Included by the top-level Makefile.
+#
+# Every tests/integration/NAME.c is one program, $(B)/bin/NAME:
+#   rpc_*.c, capture_*.c  link the rdmatest program's rpcgen XDR
+#                         (tests/prog/rdmatest.x, header in $(GEN)) and the
+#                         shared test code in tests/integration/support/
+#   anything else         links only the library
 
 INTEG_SRCS := $(sort $(wildcard tests/integration/*.c))
 INTEG_BINS := $(INTEG_SRCS:tests/integration/%.c=$(B)/bin/%)
@@ -8,18 +14,32 @@ INTEG_BINS := $(INTEG_SRCS:tests/integration/%.c=$(B)/bin/%)
 .PHONY: integration-bins
 integration-bins: need-pkgs $(INTEG_BINS)
 
-# Programs that use the rdmatest program (tests/prog/rdmatest.x) link its
-# rpcgen XDR routines and see its header in $(GEN).
-INTEG_RPC_BINS   := $(filter $(B)/bin/rpc_%,$(INTEG_BINS))
+INTEG_RPC_BINS   := $(filter $(B)/bin/rpc_% $(B)/bin/capture_%,$(INTEG_BINS))
 INTEG_PLAIN_BINS := $(filter-out $(INTEG_RPC_BINS),$(INTEG_BINS))
 
+INTEG_LINK = $(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(GEN) -Itests/integration/support $(PKG_CFLAGS)
+
+# ---- shared code of the rdmatest programs ---------------------------------------------
+INTEG_SUPPORT_SRCS := $(sort $(wildcard tests/integration/support/*.c))
+INTEG_SUPPORT_HDRS := $(sort $(wildcard tests/integration/support/*.h))
+INTEG_SUPPORT_OBJS := $(INTEG_SUPPORT_SRCS:tests/integration/support/%.c=$(B)/obj/integ/%.o)
+INTEG_SUPPORT_LIB  := $(B)/obj/integ/libintegsupport.a
+
+$(B)/obj/integ/%.o: tests/integration/support/%.c $(INTEG_SUPPORT_HDRS) $(LIB_HDRS) $(GEN)/rdmatest.h
+	@mkdir -p $(@D)
+	$(INTEG_LINK) -c $< -o $@
+
+$(INTEG_SUPPORT_LIB): $(INTEG_SUPPORT_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+# ---- the programs -------------------------------------------------------------------------------
 $(INTEG_PLAIN_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) $< $(STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
 
-$(INTEG_RPC_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS) $(GEN)/obj/rdmatest_xdr.o
+$(INTEG_RPC_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS) $(GEN)/obj/rdmatest_xdr.o $(INTEG_SUPPORT_LIB) $(INTEG_SUPPORT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(GEN) $(PKG_CFLAGS) $< $(GEN)/obj/rdmatest_xdr.o $(STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
+	$(INTEG_LINK) $< $(GEN)/obj/rdmatest_xdr.o $(INTEG_SUPPORT_LIB) $(STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
 
 # The guest runs what the host built (tests/vm/vm.mk reads this list).
 VMTEST_DEPS += integration-bins

@@ -1,0 +1,67 @@
+/*
+ * Shared pieces of the integration tests that use the rdmatest program
+ * (tests/prog/rdmatest.x): its upper-layer binding, a server dispatch
+ * that answers every procedure, the test data generators, listener
+ * setup and small helpers.  Only rpcrdma/rpcrdma.h and libtirpc are used.
+ */
+#ifndef RDMATEST_SUPPORT_H
+#define RDMATEST_SUPPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <rpc/rpc.h>
+
+#include "rdmatest.h"
+#include "rpcrdma/rpcrdma.h"
+
+/* The rdmatest upper-layer binding: WRITE's data is a read chunk, READ's a write chunk. */
+extern const struct rpcrdma_ulb rdmatest_ulb;
+
+/* FNV-1a of @len bytes (WRITE's checksum). */
+uint32_t rdmatest_fnv1a(const uint8_t *p, uint32_t len);
+
+/* Byte @i of the data stream generated from @seed (READ, and the tests' payloads). */
+uint8_t rdmatest_gen_byte(uint32_t seed, uint32_t i);
+
+/* Word @i of the word stream generated from @seed (LONG_RES). */
+uint32_t rdmatest_gen_word(uint32_t seed, uint32_t i);
+
+/* Fill @buf with @len bytes of the stream of @seed. */
+void rdmatest_fill(uint8_t *buf, uint32_t len, uint32_t seed);
+
+/* The argument and result XDR routines of @proc; false for NULL and unknown procedures. */
+bool rdmatest_xdr_of(rpcproc_t proc, xdrproc_t *xa, xdrproc_t *xr);
+
+/* Serves every rdmatest procedure as documented in rdmatest.x. */
+void rdmatest_dispatch(struct svc_req *rq, SVCXPRT *xprt);
+
+/*
+ * rdmatest_parse_addr - @text (IPv4 or IPv6 literal) and @port into @ss.
+ * Returns the address family, or 0 when @text is not an address.
+ */
+int rdmatest_parse_addr(const char *text, uint16_t port, struct sockaddr_storage *ss);
+
+/*
+ * rdmatest_listen - svc_rdma_create on @addr (port 0) with @o (may be
+ * NULL) and svc_rdma_reg of the rdmatest program with @dispatch (NULL:
+ * rdmatest_dispatch) and rdmatest_ulb.  Prints why on failure, prefixed
+ * with @prog, and returns NULL.
+ */
+SVCXPRT *rdmatest_listen(const char *prog, const char *addr, const struct rpcrdma_options *o,
+			 void (*dispatch)(struct svc_req *, SVCXPRT *));
+
+/* Run svc_run() in a new detached thread; false (and a message) if it cannot start. */
+bool rdmatest_start_server(const char *prog);
+
+/* Lift RLIMIT_MEMLOCK: siw charges memory registrations to it. */
+void rdmatest_raise_memlock(void);
+
+/* Monotonic time in seconds. */
+double rdmatest_now(void);
+
+/* clnt_call of NULL. */
+enum clnt_stat rdmatest_call_null(CLIENT *cl, struct timeval tv);
+
+#endif
