@@ -1,0 +1,238 @@
+/*
+ * rpc_rpcbind: rpcrdma's listeners registered with the real rpcbind.
+ * A server thread serves the rdmatest program on an IPv4 and an IPv6
+ * RDMA listener (svc_rdma_create + svc_rdma_reg).  Then:
+ *   1. `rpcinfo` (RPCBPROC_DUMP) lists program 536871321 version 1 with
+ *      netid rdma at the IPv4 listener's universal address and netid
+ *      rdma6 at the IPv6 one, and nothing else for it;
+ *   2. clnt_rdma_create() given only a host finds the server for netid
+ *      NULL (must pick rdma), "rdma" and "rdma6", and NULL and ECHO
+ *      calls succeed on the listener of the expected address family;
+ *   3. after svc_unreg(), `rpcinfo` lists no entry of the program and
+ *      clnt_rdma_create() fails with RPC_PROGNOTREGISTERED for each netid.
+ *
+ *   rpc_rpcbind PROVIDER ADDR4 ADDR6     (run by rpc_rpcbind.test)
+ *
+ * Prints PASS/FAIL per check; exits 0 only when every check passed.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rdmatest_support.h"
+
+#define PROG "rpc_rpcbind"
+#define MAX_ENTRIES 8
+
+static const struct timeval call_tv = { .tv_sec = 60 };
+static unsigned int failures;
+static atomic_uint served[2]; /* calls served: [0] over IPv4, [1] over IPv6 */
+
+static void __attribute__((format(printf, 2, 3))) check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s: %s: ", PROG, ok ? "PASS" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	failures += !ok;
+}
+
+/* rdmatest_dispatch, counting the calls per address family of the caller. */
+static void counting_dispatch(struct svc_req *rq, SVCXPRT *xprt)
+{
+	const struct netbuf *caller = svc_getrpccaller(xprt);
+	const struct sockaddr *sa = caller ? caller->buf : NULL;
+
+	if (sa)
+		atomic_fetch_add(&served[sa->sa_family == AF_INET6], 1);
+	rdmatest_dispatch(rq, xprt);
+}
+
+/* ---- rpcinfo ------------------------------------------------------------------------------ */
+
+struct entry {
+	char netid[32], uaddr[64], owner[32];
+};
+
+/* Universal address (RFC 5665) of @addr with @port, formatted independently of the library. */
+static void uaddr_of(const char *addr, uint16_t port, char *out, size_t cap)
+{
+	struct sockaddr_storage ss;
+	char host[INET6_ADDRSTRLEN];
+	int fam = rdmatest_parse_addr(addr, port, &ss);
+	const void *a = fam == AF_INET ? (const void *)&((struct sockaddr_in *)&ss)->sin_addr
+				       : (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr;
+
+	inet_ntop(fam, a, host, sizeof(host));
+	snprintf(out, cap, "%s.%u.%u", host, port >> 8, port & 0xff);
+}
+
+/*
+ * Run `rpcinfo` and collect its lines for program RDMATEST_PROG version
+ * RDMATEST_V1.  Returns the number of entries, or -1 if rpcinfo failed.
+ */
+static int rpcinfo_entries(struct entry *e, int cap)
+{
+	FILE *p = popen("rpcinfo 2>&1", "r");
+	char line[512], netid[32], uaddr[64], service[64], owner[32];
+	unsigned long prog, vers;
+	int n = 0;
+
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%lu %lu %31s %63s %63s %31s", &prog, &vers, netid, uaddr, service,
+			   owner) != 6 || prog != RDMATEST_PROG)
+			continue;
+		printf("%s: rpcinfo: %s", PROG, line);
+		if (vers != RDMATEST_V1 || n == cap)
+			continue;
+		snprintf(e[n].netid, sizeof(e[n].netid), "%s", netid);
+		snprintf(e[n].uaddr, sizeof(e[n].uaddr), "%s", uaddr);
+		snprintf(e[n].owner, sizeof(e[n].owner), "%s", owner);
+		n++;
+	}
+	return pclose(p) == 0 ? n : -1;
+}
+
+static const struct entry *find_netid(const struct entry *e, int n, const char *netid)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(e[i].netid, netid))
+			return &e[i];
+	return NULL;
+}
+
+static void check_listed(const char *netid, const char *want, const struct entry *e, int n)
+{
+	const struct entry *f = find_netid(e, n, netid);
+
+	check(f && !strcmp(f->uaddr, want), "rpcinfo lists %#x v%u %s at %s (listed: %s)",
+	      RDMATEST_PROG, RDMATEST_V1, netid, want, f ? f->uaddr : "nothing");
+}
+
+static void check_registered(const char *uaddr4, const char *uaddr6)
+{
+	struct entry e[MAX_ENTRIES];
+	int n = rpcinfo_entries(e, MAX_ENTRIES);
+
+	check(n >= 0, "rpcinfo ran (RPCBPROC_DUMP)");
+	if (n < 0)
+		return;
+	check_listed("rdma", uaddr4, e, n);
+	check_listed("rdma6", uaddr6, e, n);
+	check(n == 2, "rpcinfo lists exactly 2 entries for %#x v%u (found %d)", RDMATEST_PROG,
+	      RDMATEST_V1, n);
+}
+
+static void check_unlisted(void)
+{
+	struct entry e[MAX_ENTRIES];
+	int n = rpcinfo_entries(e, MAX_ENTRIES);
+
+	check(n == 0, "after svc_unreg rpcinfo lists no entry for %#x v%u (found %d)",
+	      RDMATEST_PROG, RDMATEST_V1, n);
+}
+
+/* ---- clients --------------------------------------------------------------------------------- */
+
+static bool echo_ok(CLIENT *cl)
+{
+	static const char text[] = "found through rpcbind";
+	rdmatest_data in = { sizeof(text), (char *)text }, out = { 0, NULL };
+	enum clnt_stat st;
+	bool same;
+
+	st = clnt_call(cl, RDMATEST_ECHO, (xdrproc_t)xdr_rdmatest_data, (char *)&in,
+		       (xdrproc_t)xdr_rdmatest_data, (char *)&out, call_tv);
+	if (st != RPC_SUCCESS) {
+		printf("%s: ECHO: %s\n", PROG, clnt_sperrno(st));
+		return false;
+	}
+	same = out.rdmatest_data_len == sizeof(text) && !memcmp(out.rdmatest_data_val, text,
+								 sizeof(text));
+	clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_data, (char *)&out);
+	return same;
+}
+
+/* clnt_rdma_create(@host, ..., @netid): NULL and ECHO must be served over @family. */
+static void check_found(const char *host, const char *netid, int family)
+{
+	const char *label = netid ? netid : "NULL";
+	unsigned int before = atomic_load(&served[family == AF_INET6]);
+	struct rpcrdma_options o;
+	enum clnt_stat st;
+	CLIENT *cl;
+
+	rpcrdma_options_init(&o);
+	o.ulb = &rdmatest_ulb;
+	cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, &o);
+	check(cl != NULL, "clnt_rdma_create(%s, netid %s) found the server%s%s", host, label,
+	      cl ? "" : ": ", cl ? "" : clnt_spcreateerror(""));
+	if (!cl)
+		return;
+	st = rdmatest_call_null(cl, call_tv);
+	check(st == RPC_SUCCESS, "netid %s: NULL: %s", label, clnt_sperrno(st));
+	check(echo_ok(cl), "netid %s: ECHO returns what was sent", label);
+	check(atomic_load(&served[family == AF_INET6]) == before + 2,
+	      "netid %s: both calls served by the %s listener", label,
+	      family == AF_INET6 ? "IPv6" : "IPv4");
+	clnt_destroy(cl);
+}
+
+static void check_not_found(const char *host, const char *netid)
+{
+	CLIENT *cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, NULL);
+	enum clnt_stat st = rpc_createerr.cf_stat;
+
+	check(!cl && st == RPC_PROGNOTREGISTERED,
+	      "after svc_unreg clnt_rdma_create(%s, netid %s) fails with RPC_PROGNOTREGISTERED (%s)",
+	      host, netid ? netid : "NULL", cl ? "it connected" : clnt_sperrno(st));
+	if (cl)
+		clnt_destroy(cl);
+}
+
+int main(int argc, char **argv)
+{
+	char uaddr4[64], uaddr6[64];
+	SVCXPRT *x4, *x6;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s PROVIDER ADDR4 ADDR6\n", PROG);
+		return 2;
+	}
+	rdmatest_raise_memlock();
+	x4 = rdmatest_listen(PROG, argv[2], NULL, counting_dispatch);
+	x6 = rdmatest_listen(PROG, argv[3], NULL, counting_dispatch);
+	if (!x4 || !x6 || !rdmatest_start_server(PROG))
+		return 1;
+	uaddr_of(argv[2], x4->xp_port, uaddr4, sizeof(uaddr4));
+	uaddr_of(argv[3], x6->xp_port, uaddr6, sizeof(uaddr6));
+	printf("%s: %s: listening on %s (rdma) and %s (rdma6)\n", PROG, argv[1], uaddr4, uaddr6);
+
+	check_registered(uaddr4, uaddr6);
+	check_found(argv[2], NULL, AF_INET);
+	check_found(argv[2], "rdma", AF_INET);
+	check_found(argv[3], "rdma6", AF_INET6);
+
+	svc_unreg(RDMATEST_PROG, RDMATEST_V1);
+	check_unlisted();
+	check_not_found(argv[2], NULL);
+	check_not_found(argv[2], "rdma");
+	check_not_found(argv[3], "rdma6");
+
+	printf("%s: %s: %s (%u failed)\n", PROG, argv[1], failures ? "FAILED" : "all passed",
+	       failures);
+	fflush(stdout);
+	_exit(failures ? 1 : 0); /* the server thread stays in svc_run() */
+}
