@@ -16,7 +16,10 @@
 #include "rdmatest.h"
 #include "rpcrdma/rpcrdma.h"
 
-/* The rdmatest upper-layer binding: WRITE's data is a read chunk, READ's a write chunk. */
+/*
+ * The rdmatest upper-layer binding: WRITE's data is a read chunk, READ's a
+ * write chunk; every procedure declares its largest reply (NULL's is empty).
+ */
 extern const struct rpcrdma_ulb rdmatest_ulb;
 
 /* FNV-1a of @len bytes (WRITE's checksum). */
