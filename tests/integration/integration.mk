@@ -6,6 +6,8 @@
 #   rpc_*.c, capture_*.c  link the rdmatest program's rpcgen XDR
 #                         (tests/prog/rdmatest.x, header in $(GEN)) and the
 #                         shared test code in tests/integration/support/
+#   nfs_*.c               link the NFSv3 and MOUNTv3 rpcgen XDR
+#                         (nfs-client-demo/{nfs3,mount3}.x, headers in $(GEN))
 #   anything else         links only the library
 
 INTEG_SRCS := $(sort $(wildcard tests/integration/*.c))
@@ -15,7 +17,8 @@ INTEG_BINS := $(INTEG_SRCS:tests/integration/%.c=$(B)/bin/%)
 integration-bins: need-pkgs $(INTEG_BINS)
 
 INTEG_RPC_BINS   := $(filter $(B)/bin/rpc_% $(B)/bin/capture_%,$(INTEG_BINS))
-INTEG_PLAIN_BINS := $(filter-out $(INTEG_RPC_BINS),$(INTEG_BINS))
+INTEG_NFS_BINS   := $(filter $(B)/bin/nfs_%,$(INTEG_BINS))
+INTEG_PLAIN_BINS := $(filter-out $(INTEG_RPC_BINS) $(INTEG_NFS_BINS),$(INTEG_BINS))
 
 INTEG_LINK = $(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(GEN) -Itests/integration/support $(PKG_CFLAGS)
 
@@ -32,6 +35,22 @@ $(B)/obj/integ/%.o: tests/integration/support/%.c $(INTEG_SUPPORT_HDRS) $(LIB_HD
 $(INTEG_SUPPORT_LIB): $(INTEG_SUPPORT_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
+# ---- NFSv3 and MOUNTv3 protocol files (rpcgen) --------------------------------------------
+# Generated like tests/prog/rdmatest.x (top-level Makefile); $(GEN)/obj/%_xdr.o
+# compiles them with the project's warnings, -Werror, and -Wno-unused-variable
+# for rpcgen's unused 'buf'.  `make nfs-xdr` builds just these.
+NFS_X        := nfs3 mount3
+NFS_XDR_OBJS := $(NFS_X:%=$(GEN)/obj/%_xdr.o)
+NFS_XDR_HDRS := $(NFS_X:%=$(GEN)/%.h)
+
+$(GEN)/%.h $(GEN)/%_xdr.c: nfs-client-demo/%.x
+	@mkdir -p $(GEN)
+	cp $< $(GEN)/$*.x
+	cd $(GEN) && rm -f $*.h $*_xdr.c && rpcgen -h -o $*.h $*.x && rpcgen -c -o $*_xdr.c $*.x
+
+.PHONY: nfs-xdr
+nfs-xdr: need-pkgs $(NFS_XDR_OBJS)
+
 # ---- the programs -------------------------------------------------------------------------------
 $(INTEG_PLAIN_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS)
 	@mkdir -p $(@D)
@@ -40,6 +59,10 @@ $(INTEG_PLAIN_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS)
 $(INTEG_RPC_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS) $(GEN)/obj/rdmatest_xdr.o $(INTEG_SUPPORT_LIB) $(INTEG_SUPPORT_HDRS)
 	@mkdir -p $(@D)
 	$(INTEG_LINK) $< $(GEN)/obj/rdmatest_xdr.o $(INTEG_SUPPORT_LIB) $(STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
+
+$(INTEG_NFS_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS) $(NFS_XDR_OBJS) $(NFS_XDR_HDRS)
+	@mkdir -p $(@D)
+	$(INTEG_LINK) $< $(NFS_XDR_OBJS) $(STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
 
 # The guest runs what the host built (tests/vm/vm.mk reads this list).
 VMTEST_DEPS += integration-bins
