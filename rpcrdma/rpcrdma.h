@@ -107,7 +107,8 @@ struct rpcrdma_conn_info {
 
 /*
  * rpcrdma_options_init - defaults: 4096-byte inline thresholds, 32
- * credits, max_rpc_size RPCRDMA_MAX_RPC_SIZE_LIMIT, IRD/ORD 16, 10 s
+ * credits, max_rpc_size RPCRDMA_MAX_RPC_SIZE_LIMIT, IRD/ORD 16,
+ * remote_invalidate set, no CCP, no resend after reconnect, 10 s
  * connect timeout, 25 s call timeout, no ULB.
  */
 void rpcrdma_options_init(struct rpcrdma_options *o);

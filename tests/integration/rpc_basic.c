@@ -359,6 +359,26 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* rxe has type-2 memory windows, siw has none: each gets its own strategy. */
+static void check_conn_info(struct tally *t, CLIENT *cl, const char *provider)
+{
+	bool windows = !strcmp(provider, "rxe");
+	struct rpcrdma_conn_info ci;
+	int rc = clnt_rdma_getinfo(cl, &ci);
+
+	if (rc) {
+		fail(t, "clnt_rdma_getinfo: %s", strerror(-rc));
+		return;
+	}
+	printf("rpc_basic: %s: inline %u/%u, credits %u, IRD/ORD %u/%u, %s, remote invalidation %s\n",
+	       t->label, ci.inline_send, ci.inline_recv, ci.credits, ci.ird, ci.ord,
+	       ci.registration == RPCRDMA_REG_MEMORY_WINDOW ? "memory windows" : "per-call MRs",
+	       ci.remote_invalidate ? "on" : "off");
+	if ((ci.registration == RPCRDMA_REG_MEMORY_WINDOW) != windows ||
+	    ci.remote_invalidate != windows || !ci.peer_private_data || ci.iwarp == windows)
+		fail(t, "unexpected connection parameters for %s", provider);
+}
+
 static bool run_client(const char *provider, const char *host, const char *netid, uint8_t *buf)
 {
 	char label[96];
@@ -375,6 +395,7 @@ static bool run_client(const char *provider, const char *host, const char *netid
 		fail(&t, "%s", clnt_spcreateerror(host));
 		return false;
 	}
+	check_conn_info(&t, cl, provider);
 	if (call_ok(&t, cl, clnt_call(cl, RDMATEST_NULL, (xdrproc_t)(void (*)(void))xdr_void, NULL,
 				      (xdrproc_t)(void (*)(void))xdr_void, NULL, call_tv),
 		    "NULL", 0))
