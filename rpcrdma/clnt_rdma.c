@@ -27,6 +27,7 @@
 
 #define CLNT_STAGE_FIRST (64u << 10) /* marshal buffer tried before max_rpc_size */
 #define CLNT_RB_ALIGN    8u
+#define CLNT_RECONNECT_PAUSE_MS 200
 
 static const struct clnt_ops clnt_rdma_ops;
 
@@ -462,10 +463,22 @@ static bool clnt_rdma_retry(const struct rpcrdma_clnt *ct, const struct clnt_rdm
 	return !c->sent || ct->opts.reconnect_resend;
 }
 
+/* A reconnect for a resent call failed: pause, then try again while time is left. */
+static bool clnt_rdma_reconnect_pause(struct rpcrdma_clnt *ct, int rc, int64_t deadline)
+{
+	if (rc == -ETIMEDOUT || clnt_rdma_now_ms() + CLNT_RECONNECT_PAUSE_MS >= deadline)
+		return false;
+	pthread_mutex_unlock(&ct->lock);
+	nanosleep(&(struct timespec){ 0, CLNT_RECONNECT_PAUSE_MS * 1000000L }, NULL);
+	pthread_mutex_lock(&ct->lock);
+	return true;
+}
+
 /* Attach, exchange, release; again on a new connection when allowed.  ct->lock held. */
 static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct clnt_rdma_call *c,
 				    const void *args, xdrproc_t xres, void *res, int64_t deadline)
 {
+	bool resending = false;
 	enum clnt_stat st;
 	int rc;
 
@@ -473,12 +486,15 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 		memset(&c->err, 0, sizeof(c->err));
 		c->conn_lost = c->sent = false;
 		rc = clnt_conn_attach(ct, c, deadline);
+		if (rc && resending && clnt_rdma_reconnect_pause(ct, rc, deadline))
+			continue;
 		if (rc)
 			return clnt_rdma_attach_fail(c, rc);
 		st = clnt_rdma_exchange(ct, auth, c, args, xres, res, deadline);
 		clnt_rdma_release(ct, c);
 		if (st == RPC_SUCCESS || !clnt_rdma_retry(ct, c, deadline))
 			return st;
+		resending = resending || c->sent;
 	}
 }
 
