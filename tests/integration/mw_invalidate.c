@@ -16,6 +16,12 @@
  * -EOPNOTSUPP and the client must not have advertised R (the server,
  * which asks for it, sees remote invalidation off).
  *
+ * Then, on both, calls built by hand go to an svc_rdma server (served
+ * by svc_run() in a thread) that asks for R: its reply Send must be
+ * With Invalidate of the call's rkey exactly when R is in force and all
+ * the call's segments carry that one rkey (RDMA_MSG, RDMA_NOMSG and
+ * RDMA_ERROR replies), and plain otherwise.
+ *
  *   mw_invalidate PROVIDER ADDR     (run by mw_invalidate.test)
  *
  * Prints a PASS line per check; the first failure prints FAIL and
@@ -32,7 +38,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <rpc/rpc.h>
+
+#include "rpcrdma/rpcrdma.h"
 #include "rpcrdma/verbs.h"
+#include "xdr/header.h"
 
 #define OP_TIMEOUT_MS 15000
 #define BUF_LEN       8192u
@@ -151,18 +161,27 @@ static struct rpcrdma_wc end_wait_ok(struct end *e, enum rpcrdma_wc_kind kind)
 	return wc;
 }
 
-/* A received message copied to @msg, its receive posted again. */
-static struct rpcrdma_wc end_recv(struct end *e, uint8_t *msg)
+/* A received message copied to @msg (up to @cap bytes), its receive posted again. */
+static struct rpcrdma_wc end_recv_any(struct end *e, uint8_t *msg, uint32_t cap)
 {
 	struct rpcrdma_wc wc = end_wait_ok(e, RPCRDMA_WC_RECV);
 	int rc;
 
-	if (wc.byte_len != MSG_LEN)
-		fail("%s: received %u bytes, expected %u", e->who, wc.byte_len, MSG_LEN);
-	memcpy(msg, rpcrdma_ep_recv_buf(e->ep, (uint32_t)wc.wr_id), MSG_LEN);
+	if (wc.byte_len > cap)
+		fail("%s: received %u bytes, more than %u", e->who, wc.byte_len, cap);
+	memcpy(msg, rpcrdma_ep_recv_buf(e->ep, (uint32_t)wc.wr_id), wc.byte_len);
 	rc = rpcrdma_ep_repost_recv(e->ep, (uint32_t)wc.wr_id);
 	if (rc)
 		fail("%s: rpcrdma_ep_repost_recv: %s", e->who, strerror(-rc));
+	return wc;
+}
+
+static struct rpcrdma_wc end_recv(struct end *e, uint8_t *msg)
+{
+	struct rpcrdma_wc wc = end_recv_any(e, msg, MSG_LEN);
+
+	if (wc.byte_len != MSG_LEN)
+		fail("%s: received %u bytes, expected %u", e->who, wc.byte_len, MSG_LEN);
 	return wc;
 }
 
@@ -299,14 +318,14 @@ static void server_write(struct end *s, uint64_t raddr, uint32_t rkey, uint8_t s
 		fail("server: rpcrdma_ep_post_write: %s", strerror(-rc));
 }
 
-/* Bind the client's window; returns its rkey. */
-static uint32_t client_bind(struct end *c, struct ibv_mw *mw)
+/* Bind the client's window over [@off, @off + @len) of its RDMA memory; returns its rkey. */
+static uint32_t client_bind_at(struct end *c, struct ibv_mw *mw, uint32_t off, uint32_t len)
 {
 	uint32_t old = mw->rkey, rkey = 0;
 	int rc;
 
-	rc = rpcrdma_ep_post_bind_mw(c->ep, mw, c->mr, (uintptr_t)c->buf + BUF_LEN + WIN_OFF,
-				     WIN_LEN, IBV_ACCESS_REMOTE_WRITE, WR_BIND, &rkey);
+	rc = rpcrdma_ep_post_bind_mw(c->ep, mw, c->mr, (uintptr_t)c->buf + BUF_LEN + off, len,
+				     IBV_ACCESS_REMOTE_WRITE, WR_BIND, &rkey);
 	if (rc)
 		fail("client: rpcrdma_ep_post_bind_mw: %s", strerror(-rc));
 	if (end_wait_ok(c, RPCRDMA_WC_BIND_MW).wr_id != WR_BIND)
@@ -318,11 +337,25 @@ static uint32_t client_bind(struct end *c, struct ibv_mw *mw)
 	return rkey;
 }
 
+static uint32_t client_bind(struct end *c, struct ibv_mw *mw)
+{
+	return client_bind_at(c, mw, WIN_OFF, WIN_LEN);
+}
+
+static void client_local_inv(struct end *c, uint32_t rkey)
+{
+	int rc = rpcrdma_ep_post_local_inv(c->ep, rkey, WR_INV);
+
+	if (rc)
+		fail("client: rpcrdma_ep_post_local_inv: %s", strerror(-rc));
+	if (end_wait_ok(c, RPCRDMA_WC_LOCAL_INV).wr_id != WR_INV)
+		fail("client: LOCAL_INV completion with the wrong wr_id");
+}
+
 static void invalidate(struct end *c, struct end *s, enum inv_mode mode, uint32_t rkey)
 {
 	uint8_t msg[MSG_LEN];
 	struct rpcrdma_wc wc;
-	int rc;
 
 	if (mode == BY_SEND_WITH_INV) {
 		end_send(s, 'I', 0, rkey, true);
@@ -334,11 +367,7 @@ static void invalidate(struct end *c, struct end *s, enum inv_mode mode, uint32_
 		pass("client's receive reports invalidated rkey 0x%x", wc.invalidated_rkey);
 		return;
 	}
-	rc = rpcrdma_ep_post_local_inv(c->ep, rkey, WR_INV);
-	if (rc)
-		fail("client: rpcrdma_ep_post_local_inv: %s", strerror(-rc));
-	if (end_wait_ok(c, RPCRDMA_WC_LOCAL_INV).wr_id != WR_INV)
-		fail("client: LOCAL_INV completion with the wrong wr_id");
+	client_local_inv(c, rkey);
 	pass("client's Local Invalidate of 0x%x completed", rkey);
 	end_send(s, 'P', 0, 0, false);
 	end_wait_ok(s, RPCRDMA_WC_SEND);
@@ -397,6 +426,257 @@ static void run_rxe_case(const struct sockaddr_storage *addr, enum inv_mode mode
 	rpcrdma_ep_mw_free(mw);
 	end_destroy(&c);
 	end_destroy(&s);
+}
+
+/* ---- svc_rdma's replies ------------------------------------------------------------------ */
+
+#define SVC_PROG     0x20000777u
+#define SVC_VERS     1u
+#define PROC_BYTES   1u      /* argument n; result: opaque<> of n pattern bytes */
+#define LONG_REPLY   5000u   /* more than the 4096-byte inline threshold */
+#define HDR_AREA     1024u   /* the client's send area in [0, BUF_LEN) */
+
+struct blob {
+	u_int len;
+	char *val;
+};
+
+static bool_t xdr_blob(XDR *x, struct blob *b)
+{
+	return xdr_bytes(x, &b->val, &b->len, 65536);
+}
+
+static void svc_dispatch(struct svc_req *rq, SVCXPRT *xprt)
+{
+	struct blob b = { 0, NULL };
+	u_int n = 0;
+
+	if (rq->rq_proc == NULLPROC) {
+		svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
+		return;
+	}
+	if (rq->rq_proc != PROC_BYTES) {
+		svcerr_noproc(xprt);
+		return;
+	}
+	if (!svc_getargs(xprt, (xdrproc_t)xdr_u_int, (char *)&n) || n > 65536 ||
+	    !(b.val = malloc(n ? n : 1))) {
+		svcerr_decode(xprt);
+		return;
+	}
+	b.len = n;
+	for (u_int i = 0; i < n; i++)
+		b.val[i] = (char)pattern(4, i);
+	svc_sendreply(xprt, (xdrproc_t)xdr_blob, (char *)&b);
+	free(b.val);
+}
+
+static void *svc_main(void *arg)
+{
+	(void)arg;
+	svc_run();
+	return NULL;
+}
+
+/* An svc_rdma listener that asks for R, served by svc_run() in a thread; returns its port. */
+static uint16_t svc_start(const struct sockaddr_storage *addr)
+{
+	struct rpcrdma_options o;
+	pthread_t thread;
+	SVCXPRT *l;
+
+	rpcrdma_options_init(&o);
+	o.remote_invalidate = true;
+	l = svc_rdma_create((const struct sockaddr *)addr, &o);
+	if (!l)
+		fail("svc_rdma_create: %s", clnt_spcreateerror("svc_rdma_create"));
+	if (!svc_reg(l, SVC_PROG, SVC_VERS, svc_dispatch, NULL))
+		fail("svc_reg failed");
+	if (pthread_create(&thread, NULL, svc_main, NULL))
+		fail("pthread_create failed");
+	pthread_detach(thread);
+	return htons(l->xp_port);
+}
+
+struct svc_call {
+	const char *what;
+	uint32_t xid, type, proc, arg;
+	struct rpcrdma_segment write, reply; /* used when length is nonzero */
+	/* expected */
+	uint32_t reply_type;
+	bool inv;
+	uint32_t inv_rkey;
+};
+
+static uint32_t svc_encode_call(struct end *c, const struct svc_call *k)
+{
+	struct rpc_msg m = { .rm_xid = k->xid, .rm_direction = CALL };
+	struct rpcrdma_header h;
+	uint32_t arg = k->arg;
+	size_t hlen;
+	XDR x;
+
+	rpcrdma_header_init(&h, k->xid, 8, k->type);
+	if (k->write.length && rpcrdma_header_add_write_chunk(&h, &k->write, 1))
+		fail("%s: rpcrdma_header_add_write_chunk failed", k->what);
+	if (k->reply.length && rpcrdma_header_set_reply_chunk(&h, &k->reply, 1))
+		fail("%s: rpcrdma_header_set_reply_chunk failed", k->what);
+	if (rpcrdma_header_encode(&h, c->buf, HDR_AREA, &hlen))
+		fail("%s: rpcrdma_header_encode failed", k->what);
+	if (k->type != RDMA_MSG)
+		return (uint32_t)hlen;
+	m.rm_call.cb_rpcvers = RPC_MSG_VERSION;
+	m.rm_call.cb_prog = SVC_PROG;
+	m.rm_call.cb_vers = SVC_VERS;
+	m.rm_call.cb_proc = k->proc;
+	m.rm_call.cb_cred = _null_auth;
+	m.rm_call.cb_verf = _null_auth;
+	xdrmem_create(&x, (char *)c->buf + hlen, HDR_AREA - (u_int)hlen, XDR_ENCODE);
+	if (!xdr_callmsg(&x, &m) || (k->proc == PROC_BYTES && !xdr_u_int(&x, &arg)))
+		fail("%s: encoding the RPC call failed", k->what);
+	return (uint32_t)hlen + XDR_GETPOS(&x);
+}
+
+/* The RPC reply at @buf must be an accepted SUCCESS with the procedure's result. */
+static void svc_check_rpc_reply(const struct svc_call *k, const uint8_t *buf, uint32_t len)
+{
+	struct blob b = { 0, NULL };
+	struct rpc_msg m = { 0 };
+	bool ok;
+	XDR x;
+
+	m.acpted_rply.ar_verf = _null_auth;
+	m.acpted_rply.ar_results.where = (char *)&b;
+	m.acpted_rply.ar_results.proc =
+		k->proc == PROC_BYTES ? (xdrproc_t)xdr_blob : (xdrproc_t)(void (*)(void))xdr_void;
+	xdrmem_create(&x, (char *)(uintptr_t)buf, len, XDR_DECODE);
+	ok = xdr_replymsg(&x, &m) && m.rm_xid == k->xid && m.rm_reply.rp_stat == MSG_ACCEPTED &&
+	     m.acpted_rply.ar_stat == SUCCESS;
+	if (ok && k->proc == PROC_BYTES) {
+		ok = b.len == k->arg;
+		for (u_int i = 0; ok && i < b.len; i++)
+			ok = (uint8_t)b.val[i] == pattern(4, i);
+	}
+	xdr_free((xdrproc_t)xdr_blob, (char *)&b);
+	if (!ok)
+		fail("%s: the RPC reply is not the procedure's result", k->what);
+}
+
+static void svc_do_call(struct end *c, const struct svc_call *k)
+{
+	struct ibv_sge sge = { (uintptr_t)c->buf, svc_encode_call(c, k), c->mr->lkey };
+	uint8_t msg[4096];
+	struct rpcrdma_header h;
+	struct rpcrdma_wc wc;
+	size_t hlen;
+	int rc;
+
+	rc = rpcrdma_ep_post_send(c->ep, &sge, 1, WR_SEND, false, 0);
+	if (rc)
+		fail("%s: rpcrdma_ep_post_send: %s", k->what, strerror(-rc));
+	end_wait_ok(c, RPCRDMA_WC_SEND);
+	wc = end_recv_any(c, msg, sizeof(msg));
+	if (rpcrdma_header_decode(&h, msg, wc.byte_len, NULL, &hlen) || h.xid != k->xid ||
+	    h.type != k->reply_type)
+		fail("%s: reply header: xid 0x%x type %u, expected 0x%x type %u", k->what, h.xid,
+		     h.type, k->xid, k->reply_type);
+	if (wc.with_invalidate != k->inv || (k->inv && wc.invalidated_rkey != k->inv_rkey))
+		fail("%s: reply Send: with_invalidate %d rkey 0x%x, expected %d rkey 0x%x",
+		     k->what, wc.with_invalidate, wc.invalidated_rkey, k->inv, k->inv_rkey);
+	if (h.type == RDMA_MSG)
+		svc_check_rpc_reply(k, msg + hlen, wc.byte_len - (uint32_t)hlen);
+	else if (h.type == RDMA_NOMSG)
+		svc_check_rpc_reply(k, (const uint8_t *)(uintptr_t)k->reply.offset,
+				    rpcrdma_chunk_length(&h, &h.reply));
+	else if (h.err != ERR_CHUNK)
+		fail("%s: RDMA_ERROR %u, expected ERR_CHUNK", k->what, h.err);
+	if (k->inv)
+		pass("%s: Send With Invalidate of 0x%x", k->what, k->inv_rkey);
+	else
+		pass("%s: plain Send", k->what);
+}
+
+static struct rpcrdma_segment seg_at(const struct end *c, uint32_t rkey, uint32_t off,
+				     uint32_t len)
+{
+	return (struct rpcrdma_segment){ rkey, len, (uintptr_t)c->buf + BUF_LEN + off };
+}
+
+/*
+ * svc_rdma answers with Send With Invalidate exactly when R is in force
+ * and every segment of the call carries one rkey; on rxe each kind of
+ * reply (RDMA_MSG, RDMA_NOMSG, RDMA_ERROR) is checked, on siw (R off)
+ * a call with one rkey gets plain Sends.
+ */
+static void run_svc_replies(const struct sockaddr_storage *addr, bool have_mw)
+{
+	struct end c = { .who = "client" };
+	struct sockaddr_storage dst = *addr;
+	struct ibv_mw *mw1 = NULL, *mw2 = NULL;
+	uint32_t k1, k2, xid = 0x5ec0de00;
+	struct svc_call k;
+	uint16_t port = svc_start(addr);
+	int rc;
+
+	if (dst.ss_family == AF_INET)
+		((struct sockaddr_in *)&dst)->sin_port = port;
+	else
+		((struct sockaddr_in6 *)&dst)->sin6_port = port;
+	rc = rpcrdma_ep_connect((const struct sockaddr *)&dst, &params, &c.ep);
+	if (rc)
+		fail("client: rpcrdma_ep_connect to svc_rdma: %s", strerror(-rc));
+	if (rpcrdma_ep_info(c.ep)->inline_params.remote_invalidate != have_mw)
+		fail("client: remote invalidation %d with svc_rdma, expected %d",
+		     rpcrdma_ep_info(c.ep)->inline_params.remote_invalidate, have_mw);
+	end_register(&c, IBV_ACCESS_LOCAL_WRITE |
+			 (have_mw ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_WRITE));
+
+	k = (struct svc_call){ .what = "NULL without chunks", .xid = ++xid, .type = RDMA_MSG,
+			       .reply_type = RDMA_MSG };
+	svc_do_call(&c, &k);
+	if (!have_mw) {
+		k1 = c.mr->rkey;
+		k = (struct svc_call){ .what = "long reply, R off", .xid = ++xid,
+				       .type = RDMA_MSG, .proc = PROC_BYTES, .arg = LONG_REPLY,
+				       .reply = seg_at(&c, k1, 0, BUF_LEN), .reply_type = RDMA_NOMSG };
+		svc_do_call(&c, &k);
+		end_destroy(&c);
+		return;
+	}
+	if (rpcrdma_ep_mw_alloc(c.ep, &mw1) || rpcrdma_ep_mw_alloc(c.ep, &mw2))
+		fail("client: rpcrdma_ep_mw_alloc failed");
+
+	k1 = client_bind_at(&c, mw1, 0, BUF_LEN);
+	k = (struct svc_call){ .what = "NULL with a reply chunk (RDMA_MSG)", .xid = ++xid,
+			       .type = RDMA_MSG, .reply = seg_at(&c, k1, 0, BUF_LEN),
+			       .reply_type = RDMA_MSG, .inv = true, .inv_rkey = k1 };
+	svc_do_call(&c, &k);
+
+	k1 = client_bind_at(&c, mw1, 0, BUF_LEN);
+	k = (struct svc_call){ .what = "long reply (RDMA_NOMSG)", .xid = ++xid, .type = RDMA_MSG,
+			       .proc = PROC_BYTES, .arg = LONG_REPLY,
+			       .reply = seg_at(&c, k1, 0, BUF_LEN), .reply_type = RDMA_NOMSG,
+			       .inv = true, .inv_rkey = k1 };
+	svc_do_call(&c, &k);
+
+	k1 = client_bind_at(&c, mw1, 0, BUF_LEN);
+	k = (struct svc_call){ .what = "malformed call (RDMA_ERROR)", .xid = ++xid,
+			       .type = RDMA_NOMSG, .reply = seg_at(&c, k1, 0, BUF_LEN),
+			       .reply_type = RDMA_ERROR, .inv = true, .inv_rkey = k1 };
+	svc_do_call(&c, &k);
+
+	k1 = client_bind_at(&c, mw1, 0, BUF_LEN / 2);
+	k2 = client_bind_at(&c, mw2, BUF_LEN / 2, BUF_LEN / 2);
+	k = (struct svc_call){ .what = "two rkeys", .xid = ++xid, .type = RDMA_MSG,
+			       .write = seg_at(&c, k2, BUF_LEN / 2, BUF_LEN / 2),
+			       .reply = seg_at(&c, k1, 0, BUF_LEN / 2), .reply_type = RDMA_MSG };
+	svc_do_call(&c, &k);
+	client_local_inv(&c, k1);
+	client_local_inv(&c, k2);
+
+	rpcrdma_ep_mw_free(mw1);
+	rpcrdma_ep_mw_free(mw2);
+	end_destroy(&c);
 }
 
 /* ---- siw ------------------------------------------------------------------------------------ */
@@ -461,6 +741,9 @@ int main(int argc, char **argv)
 		snprintf(buf, sizeof(buf), "%s Local Invalidate", argv[1]);
 		run_rxe_case(&addr, BY_LOCAL_INV);
 	}
+	snprintf(buf, sizeof(buf), "%s svc_rdma replies", argv[1]);
+	label = buf;
+	run_svc_replies(&addr, strcmp(argv[1], "siw") != 0);
 	printf("mw_invalidate: %s: all checks passed\n", argv[1]);
 	return 0;
 }
