@@ -79,6 +79,8 @@ struct svc_rdma_conn {
 	/* the call being served */
 	struct rpcrdma_header hdr;
 	bool in_call, have_recv;
+	bool inv;                  /* its reply Send invalidates inv_rkey */
+	uint32_t inv_rkey;
 	uint32_t recv_index;
 	const uint8_t *call;
 	uint32_t call_len, args_off;
@@ -197,12 +199,15 @@ static int svc_rdma_write(struct svc_rdma_conn *c, const uint8_t *src, uint32_t 
 	return rc;
 }
 
+/* The one Send that answers the current message; With Invalidate when svc_rdma_inv_rkey allowed. */
 static int svc_rdma_send(struct svc_rdma_conn *c, uint32_t len)
 {
 	struct ibv_sge sge = { (uintptr_t)c->send_buf, len, c->send_mr->lkey };
+	bool inv = c->inv;
 	int rc;
 
-	while ((rc = rpcrdma_ep_post_send(c->ep, &sge, 1, 0, false, 0)) == -ENOBUFS)
+	c->inv = false;
+	while ((rc = rpcrdma_ep_post_send(c->ep, &sge, 1, 0, inv, c->inv_rkey)) == -ENOBUFS)
 		if (svc_rdma_progress(c))
 			return -EIO;
 	if (rc) {
@@ -214,6 +219,38 @@ static int svc_rdma_send(struct svc_rdma_conn *c, uint32_t len)
 }
 
 /* ---- the call being served --------------------------------------------------------- */
+
+static bool svc_rdma_same_rkey(uint32_t handle, bool *found, uint32_t *rkey)
+{
+	if (*found)
+		return handle == *rkey;
+	*found = true;
+	*rkey = handle;
+	return true;
+}
+
+/*
+ * The rkey the reply may invalidate (RFC 8797 section 4.1): only when
+ * both peers set R and every segment of the call's chunks carries the
+ * same rkey, as the Linux server decides (svc_rdma_get_inv_rkey), so
+ * the invalidation cannot reach memory the client exposed for another
+ * XID.  A call without chunks invalidates nothing.
+ */
+static bool svc_rdma_inv_rkey(const struct svc_rdma_conn *c, const struct rpcrdma_header *h,
+			      uint32_t *rkey)
+{
+	bool found = false;
+
+	if (!rpcrdma_ep_info(c->ep)->inline_params.remote_invalidate)
+		return false;
+	for (uint32_t i = 0; i < h->nreads; i++)
+		if (!svc_rdma_same_rkey(h->reads[i].seg.handle, &found, rkey))
+			return false;
+	for (uint32_t i = 0; i < h->nsegs; i++)
+		if (!svc_rdma_same_rkey(h->segs[i].handle, &found, rkey))
+			return false;
+	return found;
+}
 
 /* Free what the current call holds and give its receive back. */
 static void svc_rdma_call_end(struct svc_rdma_conn *c)
@@ -382,6 +419,7 @@ static bool_t svc_rdma_take_call(struct svc_rdma_conn *c, const struct rpcrdma_w
 
 	c->have_recv = true;
 	c->recv_index = (uint32_t)wc->wr_id;
+	c->inv = false;
 	st = rpcrdma_header_decode(h, buf, wc->byte_len, NULL, &hlen);
 	if (st == RPCRDMA_HDR_SHORT && wc->byte_len < RPCRDMA_HDR_FIXED_BYTES)
 		goto drop;
@@ -393,6 +431,7 @@ static bool_t svc_rdma_take_call(struct svc_rdma_conn *c, const struct rpcrdma_w
 		goto drop;
 	if (st != RPCRDMA_HDR_OK || (h->type != RDMA_MSG && h->type != RDMA_NOMSG))
 		goto err_chunk;
+	c->inv = svc_rdma_inv_rkey(c, h, &c->inv_rkey);
 	rc = svc_rdma_pull(c, buf + hlen, wc->byte_len - (uint32_t)hlen);
 	if (rc == -EPROTO)
 		goto err_chunk;
