@@ -746,6 +746,7 @@ static void conn_info_fill(const struct rpcrdma_clnt *ct, const struct clnt_rdma
 		.ccp = cn->ccp,
 		.connects = ct->connects,
 	};
+	rpcrdma_reg_counts(cn->reg, &info->remote_invalidations, &info->local_invalidations);
 }
 
 int clnt_rdma_getinfo(CLIENT *cl, struct rpcrdma_conn_info *info)

@@ -20,6 +20,7 @@ struct rpcrdma_reg {
 	uint64_t keep_bytes;
 	uint64_t idle_bytes;
 	struct rpcrdma_regbuf *idle; /* sorted by cap */
+	uint64_t remote_invalidations, local_invalidations;
 };
 
 int rpcrdma_reg_create(struct rpcrdma_ep *ep, enum rpcrdma_registration strategy,
@@ -184,13 +185,23 @@ int rpcrdma_reg_revoke(struct rpcrdma_reg *reg, struct rpcrdma_regbuf *buf,
 	}
 	if (invalidated_rkey && invalidated_rkey == buf->rkey) {
 		buf->exposed = false;
+		reg->remote_invalidations++;
 		return 0;
 	}
 	rc = rpcrdma_ep_post_local_inv(reg->ep, buf->rkey, wr_id);
-	return rc ? rc : 1;
+	if (rc)
+		return rc;
+	reg->local_invalidations++;
+	return 1;
 }
 
 void rpcrdma_reg_revoked(struct rpcrdma_regbuf *buf)
 {
 	buf->exposed = false;
+}
+
+void rpcrdma_reg_counts(const struct rpcrdma_reg *reg, uint64_t *remote, uint64_t *local)
+{
+	*remote = reg->remote_invalidations;
+	*local = reg->local_invalidations;
 }

@@ -84,10 +84,13 @@ int rpcrdma_reg_expose(struct rpcrdma_reg *reg, struct rpcrdma_regbuf *buf, uint
  * 0 when access has ended, 1 when a local invalidation was posted with
  * @wr_id (access ends with its completion), or -errno when posting
  * failed (the connection is broken: access ends when it is destroyed).
- * Needs the endpoint's lock.
+ * Needs the endpoint's lock (which also guards the counts).
  */
 int rpcrdma_reg_revoke(struct rpcrdma_reg *reg, struct rpcrdma_regbuf *buf,
 		       uint32_t invalidated_rkey, uint64_t wr_id);
+
+/* How many revocations found the key invalidated by the server, and how many posted a local invalidation. */
+void rpcrdma_reg_counts(const struct rpcrdma_reg *reg, uint64_t *remote, uint64_t *local);
 
 /* The local invalidation rpcrdma_reg_revoke() posted completed successfully. */
 void rpcrdma_reg_revoked(struct rpcrdma_regbuf *buf);

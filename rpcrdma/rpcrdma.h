@@ -100,6 +100,9 @@ struct rpcrdma_conn_info {
 	enum rpcrdma_registration registration;
 	enum rpcrdma_ccp_outcome ccp;
 	uint32_t connects;           /* client: connections made so far (1 after create) */
+	/* client, memory windows: calls whose window the server invalidated, and we did */
+	uint64_t remote_invalidations;
+	uint64_t local_invalidations;
 };
 
 /* Largest max_rpc_size the options accept: 16 MiB of data plus headers. */

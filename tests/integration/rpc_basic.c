@@ -379,6 +379,24 @@ static void check_conn_info(struct tally *t, CLIENT *cl, const char *provider)
 		fail(t, "unexpected connection parameters for %s", provider);
 }
 
+/* With windows and R on both sides, the server's Send With Invalidate ends each call's access. */
+static void check_invalidations(struct tally *t, CLIENT *cl, const char *provider)
+{
+	struct rpcrdma_conn_info ci;
+
+	if (clnt_rdma_getinfo(cl, &ci)) {
+		fail(t, "clnt_rdma_getinfo after the calls failed");
+		return;
+	}
+	printf("rpc_basic: %s: windows invalidated by the server %llu, locally %llu\n", t->label,
+	       (unsigned long long)ci.remote_invalidations,
+	       (unsigned long long)ci.local_invalidations);
+	if (!strcmp(provider, "rxe") && (!ci.remote_invalidations || ci.local_invalidations))
+		fail(t, "expected every window to be invalidated by the server");
+	if (strcmp(provider, "rxe") && (ci.remote_invalidations || ci.local_invalidations))
+		fail(t, "no windows expected on %s", provider);
+}
+
 static bool run_client(const char *provider, const char *host, const char *netid, uint8_t *buf)
 {
 	char label[96];
@@ -412,6 +430,7 @@ static bool run_client(const char *provider, const char *host, const char *netid
 		       now_s() - c0);
 		fflush(stdout);
 	}
+	check_invalidations(&t, cl, provider);
 	clnt_destroy(cl);
 	printf("rpc_basic: %s: %u calls ok, %u failed (%.1f s)\n", label, t.ok, t.failed,
 	       now_s() - t0);
