@@ -1,16 +1,21 @@
-# Documentation: the section 3 manual pages (docs/man/man3).
-# Included by the top-level Makefile.
+# Documentation: the section 3 manual pages (docs/man/man3) and the
+# README's example program (docs/examples).  Included by the top-level
+# Makefile before tests/vm/vm.mk (which reads VMTEST_DEPS).
 #
 #   make man-check     lint every page (groff -ww, man -l, mandoc -Tlint if
 #                      installed); each .so page must name an existing page
 #   make install       also installs the pages into $(MANDIR)/man3
+#   make example-bins  builds $(B)/examples/hello_server and hello_client with
+#                      the project's flags, and $(B)/examples/readme/* with
+#                      the README's commands against a scratch install
 
 # groff (man-check) and mandoc (its -Tlint pass).
 DEBS += groff-base man-db mandoc
 
 MAN3_PAGES := $(sort $(wildcard docs/man/man3/*.3))
 
-.PHONY: man-check install-man uninstall-man
+.PHONY: man-check install-man uninstall-man example-bins
+.PRECIOUS: $(B)/examples/%.h $(B)/examples/%_xdr.c $(B)/examples/%_svc.c $(B)/examples/%_clnt.c
 
 man-check:
 	@command -v groff >/dev/null || { echo "error: 'groff' not found; run 'make deps' (Debian: groff-base)" >&2; exit 1; }
@@ -43,3 +48,50 @@ uninstall-man:
 
 install: install-man
 uninstall: uninstall-man
+
+# ---- the README's example (docs/examples, run by tests/integration/readme_example.test) ----
+# Built like a user would (rpcgen -h/-c/-m/-l), with the project's warnings
+# for the hand-written files; rpcgen's own output gets GEN_CFLAGS plus the
+# two warnings its -m server stub trips (no prototype for the dispatch
+# function, xdr_void cast to xdrproc_t).
+EX            := $(B)/examples
+EX_GEN_CFLAGS := $(GEN_CFLAGS) -I$(EX) -Wno-missing-prototypes -Wno-cast-function-type
+
+$(EX)/%.h $(EX)/%_xdr.c $(EX)/%_svc.c $(EX)/%_clnt.c: docs/examples/%.x
+	@mkdir -p $(EX)
+	cp $< $(EX)/$*.x
+	cd $(EX) && rm -f $*.h $*_xdr.c $*_svc.c $*_clnt.c && \
+	  rpcgen -h -o $*.h $*.x && rpcgen -c -o $*_xdr.c $*.x && \
+	  rpcgen -m -o $*_svc.c $*.x && rpcgen -l -o $*_clnt.c $*.x
+
+$(EX)/%.o: $(EX)/%.c $(EX)/hello.h
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(EX_GEN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(EX)/hello_server: docs/examples/hello_server.c $(EX)/hello_svc.o $(EX)/hello_xdr.o $(STATIC_LIB) $(LIB_HDRS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(EX) $(PKG_CFLAGS) $< $(EX)/hello_svc.o $(EX)/hello_xdr.o $(STATIC_LIB) $(PKG_LIBS) -o $@
+
+$(EX)/hello_client: docs/examples/hello_client.c $(EX)/hello_clnt.o $(EX)/hello_xdr.o $(STATIC_LIB) $(LIB_HDRS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(EX) $(PKG_CFLAGS) $< $(EX)/hello_clnt.o $(EX)/hello_xdr.o $(STATIC_LIB) $(PKG_LIBS) -o $@
+
+# The README's build commands (docs/examples/build.sh) as a user runs them:
+# against `make install` into a scratch prefix, with its pkg-config file;
+# the binaries use the installed shared library (LD_LIBRARY_PATH).
+EX_ABS := $(abspath $(EX))
+
+$(EX)/readme.stamp: docs/examples/build.sh docs/examples/hello.x docs/examples/hello_server.c \
+                    docs/examples/hello_client.c rpcrdma/rpcrdma.pc.in $(STATIC_LIB) $(SHARED_LIB) $(LIB_HDRS)
+	rm -rf $(EX)/prefix $(EX)/readme $@
+	$(MAKE) --no-print-directory install PREFIX=$(EX_ABS)/prefix DESTDIR= >$(EX)/install.log
+	mkdir -p $(EX)/readme
+	cp docs/examples/hello.x docs/examples/hello_server.c docs/examples/hello_client.c $(EX)/readme/
+	cd $(EX)/readme && PKG_CONFIG_PATH=$(EX_ABS)/prefix/lib/pkgconfig sh -ex $(abspath docs/examples/build.sh)
+	touch $@
+
+example-bins: need-pkgs $(EX)/hello_server $(EX)/hello_client $(EX)/readme.stamp
+
+VMTEST_DEPS += example-bins
+
+.PHONY: clean-examples
+clean-examples:
+	rm -rf $(EX)
+clean: clean-examples
