@@ -185,5 +185,6 @@ uninstall:
 clean:
 	rm -rf $(B)/obj $(B)/asan $(B)/fuzz $(B)/lib $(B)/bin $(B)/gen
 
+include docs/docs.mk
 -include tests/integration/integration.mk
 -include tests/vm/vm.mk
