@@ -81,6 +81,8 @@ struct clnt_rdma_call {
 	struct rpcrdma_header hdr;
 	bool sent;                   /* posted on the current attempt's connection */
 	bool conn_lost;              /* the attempt failed with its connection */
+	bool err_chunk;              /* the server answered RDMA_ERROR ERR_CHUNK */
+	bool big_reply;              /* offer reply room for max_rpc_size */
 	struct rpcrdma_regbuf *rb;
 	uint32_t rb_len;
 	uint32_t read_off[RPCRDMA_MAX_READ_SEGS];     /* offsets in rb */

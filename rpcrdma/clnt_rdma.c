@@ -28,6 +28,7 @@
 #define CLNT_STAGE_FIRST (64u << 10) /* marshal buffer tried before max_rpc_size */
 #define CLNT_RB_ALIGN    8u
 #define CLNT_RECONNECT_PAUSE_MS 200
+#define CLNT_REPLY_GUESS (64u << 10) /* reply room offered when the binding does not say */
 
 static const struct clnt_ops clnt_rdma_ops;
 
@@ -92,6 +93,18 @@ static enum clnt_stat clnt_rdma_marshal(AUTH *auth, uint32_t max_rpc_size,
 
 /* ---- planning and the call's buffer ----------------------------------------------------- */
 
+/*
+ * The largest reply the binding announces.  Without one, offer room for
+ * a modest reply first; a server that answers ERR_CHUNK gets the call
+ * again with room for max_rpc_size (clnt_rdma_run).
+ */
+static uint64_t clnt_rdma_reply_guess(const struct clnt_rdma_call *c, const void *args)
+{
+	if (c->binding && c->binding->reply_max)
+		return c->binding->reply_max(args);
+	return c->big_reply ? UINT32_MAX : CLNT_REPLY_GUESS;
+}
+
 static enum clnt_stat clnt_rdma_plan(const struct clnt_rdma_conn *cn, uint32_t max,
 				     struct clnt_rdma_call *c, const void *args)
 {
@@ -116,8 +129,8 @@ static enum clnt_stat clnt_rdma_plan(const struct clnt_rdma_conn *cn, uint32_t m
 		desc.nresults = RPCRDMA_MAX_WRITE_CHUNKS;
 	for (uint32_t i = 0; i < desc.nresults; i++)
 		result_max[i] = b->res_max ? cap_u64(b->res_max(args, i), max) : max;
-	desc.reply_max = cap_u64((uint64_t)RPCRDMA_REPLY_HDR_MAX +
-				 (b && b->reply_max ? b->reply_max(args) : max), max);
+	desc.reply_max = cap_u64((uint64_t)RPCRDMA_REPLY_HDR_MAX + clnt_rdma_reply_guess(c, args),
+				 max);
 	if (rpcrdma_plan_call(&desc, &lim, &c->plan) != RPCRDMA_PLAN_OK)
 		return call_fail(c, RPC_CANTENCODEARGS, E2BIG);
 	return RPC_SUCCESS;
@@ -161,7 +174,7 @@ static enum clnt_stat clnt_rdma_prepare(struct clnt_rdma_conn *cn, uint32_t max,
 		return st;
 	rc = rpcrdma_reg_get(cn->reg, c->rb_len, &c->rb);
 	if (rc)
-		return call_fail(c, RPC_SYSTEMERROR, -rc);
+		return call_fail(c, RPC_CANTSEND, -rc);
 	for (uint32_t i = 0; i < c->plan.nreads; i++)
 		if (!rpcrdma_stream_copy(&c->s, c->plan.reads[i].src.offset,
 					 c->plan.reads[i].src.length, c->rb->addr + c->read_off[i]))
@@ -169,7 +182,7 @@ static enum clnt_stat clnt_rdma_prepare(struct clnt_rdma_conn *cn, uint32_t max,
 	if (rpcrdma_reg_strategy(cn->reg) != RPCRDMA_REG_PER_CALL_MR)
 		return RPC_SUCCESS;
 	rc = rpcrdma_reg_expose(cn->reg, c->rb, c->rb_len, c->slot);
-	return rc ? call_fail(c, RPC_SYSTEMERROR, -rc) : RPC_SUCCESS;
+	return rc ? call_fail(c, RPC_CANTSEND, -rc) : RPC_SUCCESS;
 }
 
 /* ---- the transport header and the Send ------------------------------------------------ */
@@ -275,6 +288,7 @@ static enum clnt_stat clnt_rdma_rdma_error(struct clnt_rdma_call *c, const struc
 		c->err.re_vers.high = h->vers_high;
 		return call_fail(c, RPC_VERSMISMATCH, EPROTONOSUPPORT);
 	}
+	c->err_chunk = true;
 	return call_fail(c, RPC_CANTDECODERES, EPROTO);
 }
 
@@ -463,6 +477,18 @@ static bool clnt_rdma_retry(const struct rpcrdma_clnt *ct, const struct clnt_rdm
 	return !c->sent || ct->opts.reconnect_resend;
 }
 
+/*
+ * The server found our guessed reply room too small (ERR_CHUNK): send
+ * the call once more, same XID, with room for max_rpc_size.
+ */
+static bool clnt_rdma_grow_reply(struct clnt_rdma_call *c)
+{
+	if (!c->err_chunk || c->big_reply || (c->binding && c->binding->reply_max))
+		return false;
+	c->big_reply = true;
+	return true;
+}
+
 /* A reconnect for a resent call failed: pause, then try again while time is left. */
 static bool clnt_rdma_reconnect_pause(struct rpcrdma_clnt *ct, int rc, int64_t deadline)
 {
@@ -484,7 +510,7 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 
 	for (;;) {
 		memset(&c->err, 0, sizeof(c->err));
-		c->conn_lost = c->sent = false;
+		c->conn_lost = c->sent = c->err_chunk = false;
 		rc = clnt_conn_attach(ct, c, deadline);
 		if (rc && resending && clnt_rdma_reconnect_pause(ct, rc, deadline))
 			continue;
@@ -492,6 +518,8 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 			return clnt_rdma_attach_fail(c, rc);
 		st = clnt_rdma_exchange(ct, auth, c, args, xres, res, deadline);
 		clnt_rdma_release(ct, c);
+		if (clnt_rdma_grow_reply(c))
+			continue;
 		if (st == RPC_SUCCESS || !clnt_rdma_retry(ct, c, deadline))
 			return st;
 		resending = resending || c->sent;

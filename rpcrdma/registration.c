@@ -23,6 +23,8 @@ struct rpcrdma_reg {
 	uint64_t remote_invalidations, local_invalidations;
 };
 
+static void regbuf_free(struct rpcrdma_regbuf *buf);
+
 int rpcrdma_reg_create(struct rpcrdma_ep *ep, enum rpcrdma_registration strategy,
 		       uint64_t keep_bytes, struct rpcrdma_reg **out)
 {
@@ -107,9 +109,28 @@ fail:
 	return rc;
 }
 
+/* Free every idle buffer: their registrations count against RLIMIT_MEMLOCK. */
+static void reg_purge(struct rpcrdma_reg *reg)
+{
+	struct rpcrdma_regbuf *b;
+
+	pthread_mutex_lock(&reg->lock);
+	b = reg->idle;
+	reg->idle = NULL;
+	reg->idle_bytes = 0;
+	pthread_mutex_unlock(&reg->lock);
+	while (b) {
+		struct rpcrdma_regbuf *next = b->next;
+
+		regbuf_free(b);
+		b = next;
+	}
+}
+
 int rpcrdma_reg_get(struct rpcrdma_reg *reg, uint32_t len, struct rpcrdma_regbuf **out)
 {
 	struct rpcrdma_regbuf **pp;
+	int rc;
 
 	pthread_mutex_lock(&reg->lock);
 	for (pp = &reg->idle; *pp; pp = &(*pp)->next)
@@ -122,7 +143,12 @@ int rpcrdma_reg_get(struct rpcrdma_reg *reg, uint32_t len, struct rpcrdma_regbuf
 			return 0;
 		}
 	pthread_mutex_unlock(&reg->lock);
-	return regbuf_alloc(reg, len, out);
+	rc = regbuf_alloc(reg, len, out);
+	if (rc && reg->idle) {
+		reg_purge(reg);
+		rc = regbuf_alloc(reg, len, out);
+	}
+	return rc;
 }
 
 void rpcrdma_reg_put(struct rpcrdma_reg *reg, struct rpcrdma_regbuf *buf)

@@ -397,6 +397,25 @@ static void check_invalidations(struct tally *t, CLIENT *cl, const char *provide
 		fail(t, "no windows expected on %s", provider);
 }
 
+/*
+ * Without a binding the client first offers a modest reply chunk; a
+ * longer reply makes the server answer ERR_CHUNK and the client sends
+ * the call again with room for max_rpc_size.
+ */
+static void check_unbound(struct tally *t, const char *host, const char *netid, uint8_t *buf)
+{
+	CLIENT *cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, NULL);
+
+	if (!cl) {
+		fail(t, "without a binding: %s", clnt_spcreateerror(host));
+		return;
+	}
+	check_echo(t, cl, buf, 1000);
+	check_long_res(t, cl, 1048577);
+	check_echo(t, cl, buf, 1048577);
+	clnt_destroy(cl);
+}
+
 static bool run_client(const char *provider, const char *host, const char *netid, uint8_t *buf)
 {
 	char label[96];
@@ -432,6 +451,7 @@ static bool run_client(const char *provider, const char *host, const char *netid
 	}
 	check_invalidations(&t, cl, provider);
 	clnt_destroy(cl);
+	check_unbound(&t, host, netid, buf);
 	printf("rpc_basic: %s: %u calls ok, %u failed (%.1f s)\n", label, t.ok, t.failed,
 	       now_s() - t0);
 	return !t.failed;
