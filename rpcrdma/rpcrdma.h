@@ -72,7 +72,9 @@ struct rpcrdma_options {
 	 */
 	bool reconnect_resend;
 	int connect_timeout_ms;
-	struct timeval call_timeout; /* client: default for clnt_call when not CLSET_TIMEOUT */
+	/* client: what CLGET_TIMEOUT reports until CLSET_TIMEOUT; as with libtirpc's
+	 * transports, clnt_call() uses its own timeout unless CLSET_TIMEOUT was used */
+	struct timeval call_timeout;
 	const struct rpcrdma_ulb *ulb; /* client: binding of the program, or NULL */
 };
 
