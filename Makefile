@@ -164,6 +164,7 @@ fuzz-check: need-pkgs $(FUZZ_BINS)
 # ---- the whole suite ------------------------------------------------------------
 check: deps
 	$(MAKE) lib
+	$(MAKE) man-check
 	$(MAKE) unit-tests
 	$(MAKE) asan-tests
 	$(MAKE) fuzz-check
