@@ -1,0 +1,276 @@
+/*
+ * svc_conn: what svc_rdma does for each accepted connection by itself,
+ * on one soft-RDMA device.  A thread serves an svc_rdma listener and a
+ * TCP transport with a copy of libtirpc's svc_run() loop; the main
+ * thread is the client, with rpcrdma's CLIENT:
+ *
+ * - the Connection Configuration Protocol (RFC 5666 section 6, program
+ *   100417) is answered on the RDMA connection with the server's values
+ *   (CONF_RDMA, NULL; GARBAGE_ARGS, PROC_UNAVAIL, PROG_MISMATCH for bad
+ *   calls), and is not served over TCP.
+ *
+ *   svc_conn PROVIDER ADDR     (run by svc_conn.test)
+ *
+ * Prints a PASS line per check; the first failure prints FAIL and
+ * exits 1.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rpc/rpc.h>
+
+#include "rpcrdma/rpcrdma.h"
+#include "xdr/ccp.h"
+
+#define SERVER_SEND   8192u  /* the server's inline_send option */
+#define SERVER_RECV   16384u /* the server's inline_recv option: CONF_RDMA's maxcall_sendsize */
+#define CCP_MAXREPLY  2048u  /* the client's maxreply_sendsize: caps the server's inline replies */
+
+static const struct timeval call_timeout = { 10, 0 };
+
+static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("svc_conn: FAIL: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	exit(1);
+}
+
+static void __attribute__((format(printf, 1, 2))) pass(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("svc_conn: PASS: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* ---- server --------------------------------------------------------------------------------- */
+
+/* svc_run()'s loop, with a timeout so the main thread's checks see a fresh count. */
+static void *svc_main(void *arg)
+{
+	struct pollfd *fds = NULL;
+
+	(void)arg;
+	for (;;) {
+		int n = svc_max_pollfd;
+
+		fds = realloc(fds, (size_t)(n ? n : 1) * sizeof(*fds));
+		if (!fds)
+			fail("out of memory");
+		for (int i = 0; i < n; i++)
+			fds[i] = (struct pollfd){ svc_pollfd[i].fd, svc_pollfd[i].events, 0 };
+		n = poll(fds, (nfds_t)n, 100);
+		if (n > 0)
+			svc_getreq_poll(fds, n);
+	}
+	return NULL;
+}
+
+struct server {
+	SVCXPRT *rdma, *tcp;
+	struct sockaddr_storage rdma_addr, tcp_addr;
+};
+
+static void set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+static socklen_t salen(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+}
+
+/* A TCP transport on @addr's address, for the checks that CCP is RDMA's alone. */
+static SVCXPRT *tcp_start(const struct sockaddr_storage *addr, struct sockaddr_storage *bound)
+{
+	socklen_t len = sizeof(*bound);
+	SVCXPRT *x;
+	int fd;
+
+	*bound = *addr;
+	fd = socket(addr->ss_family, SOCK_STREAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)bound, salen(bound)) || listen(fd, 4) ||
+	    getsockname(fd, (struct sockaddr *)bound, &len))
+		fail("TCP socket: %s", strerror(errno));
+	x = svc_vc_create(fd, 0, 0);
+	if (!x)
+		fail("svc_vc_create failed");
+	return x;
+}
+
+static void server_start(const struct sockaddr_storage *addr, struct server *s)
+{
+	struct rpcrdma_options o;
+	pthread_t thread;
+
+	rpcrdma_options_init(&o);
+	o.inline_send = SERVER_SEND;
+	o.inline_recv = SERVER_RECV;
+	s->rdma = svc_rdma_create((const struct sockaddr *)addr, &o);
+	if (!s->rdma)
+		fail("svc_rdma_create: %s", clnt_spcreateerror("svc_rdma_create"));
+	s->rdma_addr = *addr;
+	set_port(&s->rdma_addr, s->rdma->xp_port);
+	s->tcp = tcp_start(addr, &s->tcp_addr);
+	if (pthread_create(&thread, NULL, svc_main, NULL))
+		fail("pthread_create failed");
+	pthread_detach(thread);
+}
+
+/* ---- Connection Configuration Protocol ---------------------------------------------------- */
+
+/* Two of CONF_RDMA's three words. */
+static bool_t xdr_short_req(XDR *x, struct rpcrdma_config_req *req)
+{
+	return xdr_uint32_t(x, &req->maxcall_sendsize) && xdr_uint32_t(x, &req->maxreply_sendsize);
+}
+
+static enum clnt_stat ccp_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs,
+			       struct rpcrdma_config_req *req, struct rpcrdma_config_reply *rep)
+{
+	return clnt_call(cl, proc, xargs, (char *)req, (xdrproc_t)xdr_rpcrdma_config_reply,
+			 (char *)rep, call_timeout);
+}
+
+static void expect_stat(CLIENT *cl, enum clnt_stat got, enum clnt_stat want, const char *what)
+{
+	if (got != want)
+		fail("%s: %s, expected %s", what, clnt_sperror(cl, "clnt_call"), clnt_sperrno(want));
+	pass("%s: %s", what, clnt_sperrno(got));
+}
+
+static void check_ccp_errors(CLIENT *cl)
+{
+	struct rpcrdma_config_req req = { 1024, 1024, 1 }, tiny = { 512, 4096, 1 };
+	struct rpcrdma_config_reply rep;
+	rpcvers_t v = 2;
+
+	expect_stat(cl, ccp_call(cl, RPCRDMA_CCP_PROC_CONF_RDMA, (xdrproc_t)xdr_short_req, &req, &rep),
+		    RPC_CANTDECODEARGS, "CONF_RDMA with two words");
+	expect_stat(cl, ccp_call(cl, RPCRDMA_CCP_PROC_CONF_RDMA, (xdrproc_t)xdr_rpcrdma_config_req,
+				 &tiny, &rep),
+		    RPC_CANTDECODEARGS, "CONF_RDMA with maxcall_sendsize 512");
+	expect_stat(cl, clnt_call(cl, 2, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+		    RPC_PROCUNAVAIL, "CCP procedure 2");
+	clnt_control(cl, CLSET_VERS, (char *)&v);
+	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+		    RPC_PROGVERSMISMATCH, "CCP version 2");
+	v = RPCRDMA_CCP_VERSION;
+	clnt_control(cl, CLSET_VERS, (char *)&v);
+}
+
+/* CONF_RDMA and the checks that need the connection's view; returns the CLIENT. */
+static CLIENT *check_ccp(const struct server *s)
+{
+	struct rpcrdma_config_req req = { 4096, CCP_MAXREPLY, 4 };
+	struct rpcrdma_config_reply rep = { 0, 0, 0 };
+	struct rpcrdma_conn_info ci;
+	struct rpcrdma_options o;
+	CLIENT *cl;
+
+	/*
+	 * Without a binding the CLIENT registers a reply chunk of
+	 * max_rpc_size for every call; siw charges that to RLIMIT_MEMLOCK.
+	 */
+	rpcrdma_options_init(&o);
+	o.max_rpc_size = 65536;
+	cl = clnt_rdma_tli_create((const struct sockaddr *)&s->rdma_addr, RPCRDMA_CCP_PROGRAM,
+				  RPCRDMA_CCP_VERSION, &o);
+	if (!cl)
+		fail("clnt_rdma_tli_create: %s", clnt_spcreateerror("CCP client"));
+	if (clnt_rdma_getinfo(cl, &ci))
+		fail("clnt_rdma_getinfo failed");
+	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+		    RPC_SUCCESS, "CCP NULL");
+	expect_stat(cl, ccp_call(cl, RPCRDMA_CCP_PROC_CONF_RDMA, (xdrproc_t)xdr_rpcrdma_config_req,
+				 &req, &rep),
+		    RPC_SUCCESS, "CONF_RDMA");
+	if (rep.maxcall_sendsize != SERVER_RECV || rep.align != 0 || !rep.maxrdmaread ||
+	    rep.maxrdmaread < ci.ord)
+		fail("CONF_RDMA reply: maxcall_sendsize %u align %u maxrdmaread %u; expected %u, 0, "
+		     "at least the client's ORD %u", rep.maxcall_sendsize, rep.align,
+		     rep.maxrdmaread, SERVER_RECV, ci.ord);
+	pass("CONF_RDMA reply: maxcall_sendsize %u align %u maxrdmaread %u (client ORD %u)",
+	     rep.maxcall_sendsize, rep.align, rep.maxrdmaread, ci.ord);
+	check_ccp_errors(cl);
+	return cl;
+}
+
+/* Over TCP the CCP program does not exist. */
+static void check_ccp_not_on_tcp(const struct server *s)
+{
+	int fd = socket(s->tcp_addr.ss_family, SOCK_STREAM, 0);
+	struct netbuf nb = { sizeof(s->tcp_addr), sizeof(s->tcp_addr), (void *)&s->tcp_addr };
+	CLIENT *cl;
+
+	if (fd < 0 || connect(fd, (const struct sockaddr *)&s->tcp_addr, salen(&s->tcp_addr)))
+		fail("TCP connect: %s", strerror(errno));
+	cl = clnt_vc_create(fd, &nb, RPCRDMA_CCP_PROGRAM, RPCRDMA_CCP_VERSION, 0, 0);
+	if (!cl)
+		fail("clnt_vc_create: %s", clnt_spcreateerror("TCP client"));
+	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+		    RPC_PROGUNAVAIL, "CCP NULL over TCP");
+	clnt_destroy(cl);
+	close(fd);
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+static int parse_addr(const char *text, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, text, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
+		ss->ss_family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, text, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
+		ss->ss_family = AF_INET6;
+		return 0;
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_storage addr;
+	struct server s;
+	CLIENT *cl;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc != 3 || parse_addr(argv[2], &addr)) {
+		fprintf(stderr, "usage: svc_conn PROVIDER ADDR\n");
+		return 2;
+	}
+	server_start(&addr, &s);
+	cl = check_ccp(&s);
+	check_ccp_not_on_tcp(&s);
+	clnt_destroy(cl);
+	printf("svc_conn: %s: all checks passed\n", argv[1]);
+	return 0;
+}
