@@ -849,6 +849,32 @@ static const struct xp_ops svc_rdma_conn_ops = {
 	.xp_destroy = svc_rdma_destroy,
 };
 
+/* The values in force: CCP may have lowered the inline reply size since setup. */
+int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info)
+{
+	const struct rpcrdma_ep_info *ei;
+	const struct svc_rdma_conn *c;
+
+	if (!xprt || !info || xprt->xp_ops != &svc_rdma_conn_ops)
+		return -EINVAL;
+	c = conn_of(xprt);
+	ei = rpcrdma_ep_info(c->ep);
+	*info = (struct rpcrdma_conn_info){
+		.inline_send = c->inline_send,
+		.inline_recv = ei->inline_params.recv,
+		.credits = c->credits.max_requests,
+		.ird = ei->rd.ird,
+		.ord = ei->rd.ord,
+		.peer_private_data = ei->peer_pd == RPCRDMA_PD_OK,
+		.remote_invalidate = ei->inline_params.remote_invalidate,
+		.iwarp = ei->transport == IBV_TRANSPORT_IWARP,
+		.registration = RPCRDMA_REG_PER_CALL_MR, /* the server exposes no memory */
+		.ccp = RPCRDMA_CCP_NOT_ASKED,
+		.connects = 1,
+	};
+	return 0;
+}
+
 /* ---- listener --------------------------------------------------------------------------- */
 
 static socklen_t sockaddr_len(const struct sockaddr *sa)

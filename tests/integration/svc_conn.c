@@ -7,7 +7,10 @@
  * - the Connection Configuration Protocol (RFC 5666 section 6, program
  *   100417) is answered on the RDMA connection with the server's values
  *   (CONF_RDMA, NULL; GARBAGE_ARGS, PROC_UNAVAIL, PROG_MISMATCH for bad
- *   calls), and is not served over TCP.
+ *   calls), and is not served over TCP;
+ * - svc_rdma_getinfo() describes the connection to the dispatch
+ *   function (with CCP's effect), and refuses listeners and TCP
+ *   transports.
  *
  *   svc_conn PROVIDER ADDR     (run by svc_conn.test)
  *
@@ -35,6 +38,12 @@
 #define SERVER_SEND   8192u  /* the server's inline_send option */
 #define SERVER_RECV   16384u /* the server's inline_recv option: CONF_RDMA's maxcall_sendsize */
 #define CCP_MAXREPLY  2048u  /* the client's maxreply_sendsize: caps the server's inline replies */
+
+#define TEST_PROG     0x20000778u
+#define TEST_VERS     1u
+#define PROC_INFO     1u     /* result: INFO_WORDS words, see info_words() */
+#define INFO_WORDS    15u
+#define SERVER_CREDITS 24u
 
 static const struct timeval call_timeout = { 10, 0 };
 
@@ -89,6 +98,50 @@ struct server {
 	struct sockaddr_storage rdma_addr, tcp_addr;
 };
 
+static struct server server;
+
+static bool_t xdr_info(XDR *x, uint32_t *w)
+{
+	return xdr_vector(x, (char *)w, INFO_WORDS, sizeof(uint32_t), (xdrproc_t)xdr_uint32_t);
+}
+
+/* svc_rdma_getinfo() on the calling connection, the listener, the TCP transport and NULL. */
+static void info_words(SVCXPRT *xprt, uint32_t *w)
+{
+	struct rpcrdma_conn_info ci = { 0 };
+
+	w[0] = (uint32_t)svc_rdma_getinfo(xprt, &ci);
+	w[1] = (uint32_t)svc_rdma_getinfo(server.rdma, &ci);
+	w[2] = (uint32_t)svc_rdma_getinfo(server.tcp, &ci);
+	w[3] = (uint32_t)svc_rdma_getinfo(NULL, &ci);
+	svc_rdma_getinfo(xprt, &ci);
+	w[4] = ci.inline_send;
+	w[5] = ci.inline_recv;
+	w[6] = ci.credits;
+	w[7] = ci.ird;
+	w[8] = ci.ord;
+	w[9] = ci.peer_private_data;
+	w[10] = ci.remote_invalidate;
+	w[11] = ci.iwarp;
+	w[12] = ci.registration;
+	w[13] = ci.ccp;
+	w[14] = ci.connects;
+}
+
+static void test_dispatch(struct svc_req *rq, SVCXPRT *xprt)
+{
+	uint32_t w[INFO_WORDS];
+
+	if (rq->rq_proc == NULLPROC) {
+		svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
+	} else if (rq->rq_proc == PROC_INFO) {
+		info_words(xprt, w);
+		svc_sendreply(xprt, (xdrproc_t)xdr_info, (char *)w);
+	} else {
+		svcerr_noproc(xprt);
+	}
+}
+
 static void set_port(struct sockaddr_storage *ss, uint16_t port)
 {
 	if (ss->ss_family == AF_INET)
@@ -128,9 +181,12 @@ static void server_start(const struct sockaddr_storage *addr, struct server *s)
 	rpcrdma_options_init(&o);
 	o.inline_send = SERVER_SEND;
 	o.inline_recv = SERVER_RECV;
+	o.credits = SERVER_CREDITS;
 	s->rdma = svc_rdma_create((const struct sockaddr *)addr, &o);
 	if (!s->rdma)
 		fail("svc_rdma_create: %s", clnt_spcreateerror("svc_rdma_create"));
+	if (!svc_reg(s->rdma, TEST_PROG, TEST_VERS, test_dispatch, NULL))
+		fail("svc_reg failed");
 	s->rdma_addr = *addr;
 	set_port(&s->rdma_addr, s->rdma->xp_port);
 	s->tcp = tcp_start(addr, &s->tcp_addr);
@@ -183,8 +239,8 @@ static void check_ccp_errors(CLIENT *cl)
 	clnt_control(cl, CLSET_VERS, (char *)&v);
 }
 
-/* CONF_RDMA and the checks that need the connection's view; returns the CLIENT. */
-static CLIENT *check_ccp(const struct server *s)
+/* CONF_RDMA and its effect as the connection describes itself; returns the CLIENT. */
+static CLIENT *check_ccp(const struct server *s, struct rpcrdma_config_reply *out)
 {
 	struct rpcrdma_config_req req = { 4096, CCP_MAXREPLY, 4 };
 	struct rpcrdma_config_reply rep = { 0, 0, 0 };
@@ -218,7 +274,50 @@ static CLIENT *check_ccp(const struct server *s)
 	pass("CONF_RDMA reply: maxcall_sendsize %u align %u maxrdmaread %u (client ORD %u)",
 	     rep.maxcall_sendsize, rep.align, rep.maxrdmaread, ci.ord);
 	check_ccp_errors(cl);
+	*out = rep;
 	return cl;
+}
+
+static void expect_word(const uint32_t *w, unsigned int i, uint32_t want, const char *what)
+{
+	if (w[i] != want)
+		fail("svc_rdma_getinfo: %s is %d, expected %d", what, (int)w[i], (int)want);
+}
+
+/* The dispatch function's view of the connection CONF_RDMA configured. */
+static void check_getinfo(CLIENT *cl, const struct rpcrdma_config_reply *rep, bool iwarp)
+{
+	struct rpcrdma_conn_info ci;
+	rpcprog_t prog = TEST_PROG;
+	rpcvers_t vers = TEST_VERS;
+	uint32_t w[INFO_WORDS];
+
+	if (clnt_rdma_getinfo(cl, &ci))
+		fail("clnt_rdma_getinfo failed");
+	clnt_control(cl, CLSET_PROG, (char *)&prog);
+	clnt_control(cl, CLSET_VERS, (char *)&vers);
+	expect_stat(cl, clnt_call(cl, PROC_INFO, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)xdr_info, (char *)w, call_timeout),
+		    RPC_SUCCESS, "INFO on the CCP-configured connection");
+	expect_word(w, 0, 0, "the return code on the connection");
+	expect_word(w, 1, (uint32_t)-EINVAL, "the return code on the listener");
+	expect_word(w, 2, (uint32_t)-EINVAL, "the return code on a TCP transport");
+	expect_word(w, 3, (uint32_t)-EINVAL, "the return code on NULL");
+	pass("svc_rdma_getinfo: 0 on the connection, -EINVAL on the listener, TCP and NULL");
+	/* CCP lowered the inline replies below what the private data allowed. */
+	expect_word(w, 4, CCP_MAXREPLY, "inline_send");
+	expect_word(w, 5, ci.inline_send, "inline_recv (the client's inline_send)");
+	expect_word(w, 6, SERVER_CREDITS, "credits");
+	expect_word(w, 7, rep->maxrdmaread, "ird (CONF_RDMA's maxrdmaread)");
+	expect_word(w, 8, ci.ird, "ord (the client's IRD)");
+	expect_word(w, 9, 1, "peer_private_data");
+	expect_word(w, 10, 0, "remote_invalidate");
+	expect_word(w, 11, iwarp, "iwarp");
+	expect_word(w, 12, RPCRDMA_REG_PER_CALL_MR, "registration");
+	expect_word(w, 13, RPCRDMA_CCP_NOT_ASKED, "ccp");
+	expect_word(w, 14, 1, "connects");
+	pass("svc_rdma_getinfo: inline send %u recv %u, credits %u, IRD %u ORD %u, %s", w[4], w[5],
+	     w[6], w[7], w[8], iwarp ? "iWARP" : "IB");
 }
 
 /* Over TCP the CCP program does not exist. */
@@ -258,18 +357,23 @@ static int parse_addr(const char *text, struct sockaddr_storage *ss)
 
 int main(int argc, char **argv)
 {
+	struct rpcrdma_config_reply rep;
 	struct sockaddr_storage addr;
-	struct server s;
+	struct server *s = &server;
+	bool iwarp;
 	CLIENT *cl;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc != 3 || parse_addr(argv[2], &addr)) {
-		fprintf(stderr, "usage: svc_conn PROVIDER ADDR\n");
+	if (argc != 3 || (strcmp(argv[1], "rxe") && strcmp(argv[1], "siw")) ||
+	    parse_addr(argv[2], &addr)) {
+		fprintf(stderr, "usage: svc_conn rxe|siw ADDR\n");
 		return 2;
 	}
-	server_start(&addr, &s);
-	cl = check_ccp(&s);
-	check_ccp_not_on_tcp(&s);
+	iwarp = !strcmp(argv[1], "siw");
+	server_start(&addr, s);
+	cl = check_ccp(s, &rep);
+	check_getinfo(cl, &rep, iwarp);
+	check_ccp_not_on_tcp(s);
 	clnt_destroy(cl);
 	printf("svc_conn: %s: all checks passed\n", argv[1]);
 	return 0;
