@@ -1,8 +1,11 @@
 /*
  * The RPC-over-RDMA SVCXPRT: a listener transport whose xp_fd is the
  * rdma_cm channel (xp_recv accepts, like svc_vc's rendezvous) and one
- * connection transport per client whose xp_fd is the endpoint's
- * completion channel, so libtirpc's svc_run() serves both.
+ * connection transport per client whose xp_fd is an epoll set of the
+ * endpoint's completion channel and its own rdma_cm channel, so
+ * libtirpc's svc_run() serves both, and a disconnect wakes it even on
+ * a provider that flushes nothing until we tear the QP down (rxe): the
+ * connection is then destroyed by svc_run() (XPRT_DIED).
  *
  * A connection's xp_recv takes the next received message, validates
  * its transport header (a bad version is answered ERR_VERS, anything
@@ -30,6 +33,8 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include <rpc/rpc.h>
 #include <rpc/svc_mt.h>
@@ -70,6 +75,7 @@ struct svc_rdma_conn {
 	SVCXPRT xprt;
 	SVCXPRT_EXT ext;
 	struct rpcrdma_ep *ep;
+	int epfd;                  /* xp_fd: completions and cm events */
 	struct rpcrdma_options opts;
 	struct svc_rdma_ulbs ulbs;
 	struct rpcrdma_credits_server credits;
@@ -550,6 +556,7 @@ static bool_t svc_rdma_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		struct rpcrdma_wc wc;
 
 		if (!c->qcount && svc_rdma_poll(c) <= 0) {
+			/* Woken by the cm channel, perhaps: a disconnect kills the connection. */
 			if (!c->dead && rpcrdma_ep_wait(c->ep, 0) < 0)
 				c->dead = true;
 			return FALSE;
@@ -828,6 +835,8 @@ static void svc_rdma_conn_free(struct svc_rdma_conn *c)
 		rpcrdma_mr_dereg(c->send_mr);
 		rpcrdma_ep_destroy(c->ep);
 	}
+	if (c->epfd >= 0)
+		close(c->epfd);
 	free(c->send_buf);
 	free(c->stage);
 	free(c->queue);
@@ -893,9 +902,30 @@ static void svc_rdma_xprt_init(SVCXPRT *x, SVCXPRT_EXT *ext, void *self, int fd,
 	x->xp_p3 = ext;
 }
 
+/* One fd for svc_run(): readable on completions or a cm event (the peer's disconnect). */
+static int svc_rdma_conn_epoll(struct svc_rdma_conn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epfd < 0)
+		return -errno;
+	ev.data.fd = rpcrdma_ep_fd(c->ep);
+	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		return -errno;
+	ev.data.fd = rpcrdma_ep_cm_fd(c->ep);
+	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		return -errno;
+	return 0;
+}
+
 static int svc_rdma_conn_setup(struct svc_rdma_listener *ls, struct svc_rdma_conn *c)
 {
 	const struct sockaddr *peer = rpcrdma_ep_peer_addr(c->ep);
+	int rc = svc_rdma_conn_epoll(c);
+
+	if (rc)
+		return rc;
 
 	c->opts = ls->opts;
 	c->ulbs = ls->ulbs;
@@ -914,7 +944,7 @@ static int svc_rdma_conn_setup(struct svc_rdma_listener *ls, struct svc_rdma_con
 	rpcrdma_credits_server_init(&c->credits, ls->opts.credits);
 	rpcrdma_credits_server_posted(&c->credits, ls->opts.credits);
 	memcpy(c->netid, ls->netid, sizeof(c->netid));
-	svc_rdma_xprt_init(&c->xprt, &c->ext, c, rpcrdma_ep_fd(c->ep), &svc_rdma_conn_ops, c->netid);
+	svc_rdma_xprt_init(&c->xprt, &c->ext, c, c->epfd, &svc_rdma_conn_ops, c->netid);
 	if (peer && (peer->sa_family == AF_INET || peer->sa_family == AF_INET6)) {
 		memcpy(&c->raddr, peer, sockaddr_len(peer));
 		memcpy(&c->xprt.xp_raddr, peer, sockaddr_len(peer));
@@ -945,6 +975,7 @@ static bool_t svc_rdma_accept(SVCXPRT *xprt, struct rpc_msg *msg)
 			rpcrdma_ep_destroy(ep);
 			continue;
 		}
+		c->epfd = -1;
 		c->ep = ep;
 		if (svc_rdma_conn_setup(ls, c)) {
 			svc_rdma_conn_free(c);

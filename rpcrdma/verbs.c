@@ -802,6 +802,11 @@ int rpcrdma_ep_fd(const struct rpcrdma_ep *ep)
 	return ep->comp_channel->fd;
 }
 
+int rpcrdma_ep_cm_fd(const struct rpcrdma_ep *ep)
+{
+	return ep->cm_channel->fd;
+}
+
 /*
  * A receive was a Send With Invalidate when the provider says so with
  * IBV_WC_WITH_INV.  rxe does not: its kernel marks the CQE with

@@ -10,7 +10,9 @@
  *   calls), and is not served over TCP;
  * - svc_rdma_getinfo() describes the connection to the dispatch
  *   function (with CCP's effect), and refuses listeners and TCP
- *   transports.
+ *   transports;
+ * - once the client destroys its CLIENT, the server destroys the
+ *   connection's transport (its fd leaves svc_pollfd) within a second.
  *
  *   svc_conn PROVIDER ADDR     (run by svc_conn.test)
  *
@@ -72,7 +74,19 @@ static void __attribute__((format(printf, 1, 2))) pass(const char *fmt, ...)
 
 /* ---- server --------------------------------------------------------------------------------- */
 
-/* svc_run()'s loop, with a timeout so the main thread's checks see a fresh count. */
+/* The fd of the connection that served PROC_INFO, and whether svc_run() still polls it. */
+static atomic_int watched_fd = -1;
+static atomic_bool watched_polled;
+
+static bool svc_polls(int fd)
+{
+	for (int i = 0; i < svc_max_pollfd; i++)
+		if (svc_pollfd[i].fd == fd)
+			return true;
+	return false;
+}
+
+/* svc_run()'s loop, with a timeout so watched_polled stays fresh. */
 static void *svc_main(void *arg)
 {
 	struct pollfd *fds = NULL;
@@ -80,6 +94,9 @@ static void *svc_main(void *arg)
 	(void)arg;
 	for (;;) {
 		int n = svc_max_pollfd;
+
+		if (watched_fd >= 0)
+			watched_polled = svc_polls(watched_fd);
 
 		fds = realloc(fds, (size_t)(n ? n : 1) * sizeof(*fds));
 		if (!fds)
@@ -136,6 +153,8 @@ static void test_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 		svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
 	} else if (rq->rq_proc == PROC_INFO) {
 		info_words(xprt, w);
+		watched_polled = svc_polls(xprt->xp_fd);
+		watched_fd = xprt->xp_fd;
 		svc_sendreply(xprt, (xdrproc_t)xdr_info, (char *)w);
 	} else {
 		svcerr_noproc(xprt);
@@ -339,6 +358,35 @@ static void check_ccp_not_on_tcp(const struct server *s)
 	close(fd);
 }
 
+/* ---- reaping --------------------------------------------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* @cl served PROC_INFO; after clnt_destroy() its server transport must go. */
+static void check_reaped(CLIENT *cl)
+{
+	int64_t t0;
+
+	if (watched_fd < 0 || !watched_polled)
+		fail("the connection that served INFO (fd %d) is not in svc_pollfd", (int)watched_fd);
+	pass("the connection's fd %d is polled by the server", (int)watched_fd);
+	t0 = now_ms();
+	clnt_destroy(cl);
+	while (watched_polled) {
+		if (now_ms() - t0 > 1000)
+			fail("the server still polls the connection 1 s after clnt_destroy()");
+		usleep(10000);
+	}
+	pass("the server destroyed the connection %lld ms after clnt_destroy()",
+	     (long long)(now_ms() - t0));
+}
+
 /* ---- main ---------------------------------------------------------------------------------- */
 
 static int parse_addr(const char *text, struct sockaddr_storage *ss)
@@ -374,7 +422,7 @@ int main(int argc, char **argv)
 	cl = check_ccp(s, &rep);
 	check_getinfo(cl, &rep, iwarp);
 	check_ccp_not_on_tcp(s);
-	clnt_destroy(cl);
+	check_reaped(cl);
 	printf("svc_conn: %s: all checks passed\n", argv[1]);
 	return 0;
 }
