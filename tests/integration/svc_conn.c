@@ -12,7 +12,9 @@
  *   function (with CCP's effect), and refuses listeners and TCP
  *   transports;
  * - once the client destroys its CLIENT, the server destroys the
- *   connection's transport (its fd leaves svc_pollfd) within a second.
+ *   connection's transport (its fd leaves svc_pollfd) within a second;
+ * - a listener on the wildcard address registered with svc_rdma_reg()
+ *   is found by rpcrdma_rpcb_lookup() and clnt_rdma_create() at ADDR.
  *
  *   svc_conn PROVIDER ADDR     (run by svc_conn.test)
  *
@@ -34,6 +36,8 @@
 
 #include <rpc/rpc.h>
 
+#include "rpcrdma/netconfig.h"
+#include "rpcrdma/rpcbind.h"
 #include "rpcrdma/rpcrdma.h"
 #include "xdr/ccp.h"
 
@@ -42,6 +46,7 @@
 #define CCP_MAXREPLY  2048u  /* the client's maxreply_sendsize: caps the server's inline replies */
 
 #define TEST_PROG     0x20000778u
+#define WILD_PROG     0x20000779u  /* registered with rpcbind on the wildcard listener */
 #define TEST_VERS     1u
 #define PROC_INFO     1u     /* result: INFO_WORDS words, see info_words() */
 #define INFO_WORDS    15u
@@ -111,7 +116,7 @@ static void *svc_main(void *arg)
 }
 
 struct server {
-	SVCXPRT *rdma, *tcp;
+	SVCXPRT *rdma, *tcp, *wild;
 	struct sockaddr_storage rdma_addr, tcp_addr;
 };
 
@@ -209,6 +214,10 @@ static void server_start(const struct sockaddr_storage *addr, struct server *s)
 	s->rdma_addr = *addr;
 	set_port(&s->rdma_addr, s->rdma->xp_port);
 	s->tcp = tcp_start(addr, &s->tcp_addr);
+	s->wild = svc_rdma_create((const struct sockaddr *)&(struct sockaddr_storage){
+					  .ss_family = addr->ss_family }, &o);
+	if (!s->wild || !svc_rdma_reg(s->wild, WILD_PROG, TEST_VERS, test_dispatch, NULL))
+		fail("wildcard listener: %s", clnt_spcreateerror("svc_rdma_create/svc_rdma_reg"));
 	if (pthread_create(&thread, NULL, svc_main, NULL))
 		fail("pthread_create failed");
 	pthread_detach(thread);
@@ -387,6 +396,36 @@ static void check_reaped(CLIENT *cl)
 	     (long long)(now_ms() - t0));
 }
 
+/* ---- wildcard registration ------------------------------------------------------------------- */
+
+static void check_wildcard(const struct server *s, const char *host)
+{
+	const char *netid = s->rdma_addr.ss_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6;
+	struct sockaddr_storage found, want = s->rdma_addr;
+	struct rpcrdma_options o;
+	CLIENT *cl;
+	int rc;
+
+	set_port(&want, s->wild->xp_port);
+	rc = rpcrdma_rpcb_lookup(host, WILD_PROG, TEST_VERS, netid, &found);
+	if (rc)
+		fail("rpcrdma_rpcb_lookup(%s) of the wildcard listener: %s", host, strerror(-rc));
+	if (memcmp(&found, &want, salen(&want)))
+		fail("rpcrdma_rpcb_lookup(%s) of the wildcard listener found another address", host);
+	pass("rpcrdma_rpcb_lookup(%s) of the wildcard listener: %s port %u", host, host,
+	     s->wild->xp_port);
+	rpcrdma_options_init(&o);
+	o.max_rpc_size = 65536;
+	cl = clnt_rdma_create(host, WILD_PROG, TEST_VERS, netid, &o);
+	if (!cl)
+		fail("clnt_rdma_create(%s): %s", host, clnt_spcreateerror("wildcard"));
+	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+		    RPC_SUCCESS, "NULL through clnt_rdma_create() to the wildcard listener");
+	clnt_destroy(cl);
+	rpcrdma_rpcb_unset(WILD_PROG, TEST_VERS, netid);
+}
+
 /* ---- main ---------------------------------------------------------------------------------- */
 
 static int parse_addr(const char *text, struct sockaddr_storage *ss)
@@ -423,6 +462,7 @@ int main(int argc, char **argv)
 	check_getinfo(cl, &rep, iwarp);
 	check_ccp_not_on_tcp(s);
 	check_reaped(cl);
+	check_wildcard(s, argv[2]);
 	printf("svc_conn: %s: all checks passed\n", argv[1]);
 	return 0;
 }
