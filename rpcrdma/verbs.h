@@ -158,6 +158,11 @@ int rpcrdma_ep_fd(const struct rpcrdma_ep *ep);
 /* The rdma_cm event channel fd: readable when a connection event is pending. */
 int rpcrdma_ep_cm_fd(const struct rpcrdma_ep *ep);
 /*
+ * The endpoint's rdma_cm channel fd: readable when a cm event (such as
+ * the peer's disconnect) is pending; rpcrdma_ep_wait() handles them.
+ */
+int rpcrdma_ep_cm_fd(const struct rpcrdma_ep *ep);
+/*
  * rpcrdma_ep_poll - collect up to @max completions without blocking
  * (consume the channel event, re-arm, poll, ack).  Returns the count.
  */
