@@ -171,7 +171,8 @@ int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info);
  * the dispatch table, rpcrdma_rpcb_set() for the listener's netid and
  * address, and remember @ulb (may be NULL; must stay valid) for the
  * replies of connections accepted afterwards.  A wildcard listener
- * address is registered as such (clients cannot use it).  Returns TRUE, or FALSE
+ * address is registered as such; clnt_rdma_create() then uses the
+ * address of the host it asked.  Returns TRUE, or FALSE
  * when svc_reg refuses, the table of bindings is full (8), or rpcbind
  * registration fails (rpc_createerr tells why).
  */

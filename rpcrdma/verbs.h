@@ -155,8 +155,6 @@ int rpcrdma_ep_post_local_inv(struct rpcrdma_ep *ep, uint32_t rkey, uint64_t wr_
 
 /* The completion channel fd: readable when completions may be ready. */
 int rpcrdma_ep_fd(const struct rpcrdma_ep *ep);
-/* The rdma_cm event channel fd: readable when a connection event is pending. */
-int rpcrdma_ep_cm_fd(const struct rpcrdma_ep *ep);
 /*
  * The endpoint's rdma_cm channel fd: readable when a cm event (such as
  * the peer's disconnect) is pending; rpcrdma_ep_wait() handles them.
