@@ -35,6 +35,8 @@ SAN_FLAGS     := -fsanitize=address,undefined -fno-sanitize-recover=all \
 
 LIB_SRCS      := $(sort $(wildcard xdr/*.c cm-private/*.c rpcrdma/*.c))
 LIB_HDRS      := $(sort $(wildcard xdr/*.h cm-private/*.h rpcrdma/*.h))
+# What `make install` ships: the API; the rest are the library's internals.
+PUBLIC_HDRS   := rpcrdma/rpcrdma.h rpcrdma/netconfig.h rpcrdma/rpcbind.h
 UNIT_SRCS     := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRCS     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES    := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
@@ -162,6 +164,7 @@ fuzz-check: need-pkgs $(FUZZ_BINS)
 # ---- the whole suite ------------------------------------------------------------
 check: deps
 	$(MAKE) lib
+	$(MAKE) man-check
 	$(MAKE) unit-tests
 	$(MAKE) asan-tests
 	$(MAKE) fuzz-check
@@ -174,7 +177,7 @@ install: lib
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf librpcrdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/librpcrdma.so.$(SOVERSION)
 	ln -sf librpcrdma.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/librpcrdma.so
-	for h in $(LIB_HDRS); do install -D -m 644 $$h $(DESTDIR)$(INCDIR)/rpcrdma/$$h; done
+	for h in $(PUBLIC_HDRS); do install -D -m 644 $$h $(DESTDIR)$(INCDIR)/rpcrdma/$$h; done
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' rpcrdma/rpcrdma.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/rpcrdma.pc
 
@@ -185,5 +188,6 @@ uninstall:
 clean:
 	rm -rf $(B)/obj $(B)/asan $(B)/fuzz $(B)/lib $(B)/bin $(B)/gen
 
+include docs/docs.mk
 -include tests/integration/integration.mk
 -include tests/vm/vm.mk

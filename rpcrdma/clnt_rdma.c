@@ -1,17 +1,15 @@
 /*
- * The RPC-over-RDMA CLIENT: libtirpc's clnt_ops over one rpcrdma_ep.
- * A call is marshalled (RPC header with xdrmem, arguments through the
- * chunk-aware XDR stream), planned with rpcrdma_plan_call(), the memory
- * the server reads or writes is registered for this call only, and the
- * transport header with the inline bytes goes out in one Send.  The
- * reply is matched by XID in the receive pool, its transport header
- * validated, the credit grant applied, and the results decoded from the
- * inline body or the reply chunk plus the write chunks.  Every memory
- * registration of a call is gone when clnt_call() returns.
- *
- * First version: one call in flight per CLIENT (a mutex serializes
- * callers); buffers for write and reply chunks are allocated and
- * registered per call.
+ * The RPC-over-RDMA CLIENT: libtirpc's clnt_ops.  A call is marshalled
+ * once (RPC header with xdrmem, arguments through the chunk-aware XDR
+ * stream), then, on the connection it is attached to, planned with
+ * rpcrdma_plan_call(), its read-chunk sources copied into one buffer
+ * that also receives its write and reply chunks, that buffer exposed
+ * under one key (registration.h), and the transport header with the
+ * inline bytes sent from the call's slot.  The reply is matched by XID
+ * (clnt_conn.c), the buffer's remote access ended, and the results
+ * decoded from the inline body or the reply chunk plus the write
+ * chunks.  Many threads may call at once: calls are pipelined up to
+ * the server's credit grant.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,192 +20,28 @@
 
 #include <rpc/rpc.h>
 
-#include "rpcrdma/credits.h"
+#include "rpcrdma/clnt_internal.h"
 #include "rpcrdma/netconfig.h"
 #include "rpcrdma/rpcbind.h"
-#include "rpcrdma/transport.h"
-#include "xdr/header.h"
+#include "xdr/ccp.h"
 
-#define CLNT_WC_BATCH 16
+#define CLNT_STAGE_FIRST (64u << 10) /* marshal buffer tried before max_rpc_size */
+#define CLNT_RB_ALIGN    8u
+#define CLNT_RECONNECT_PAUSE_MS 200
+#define CLNT_REPLY_GUESS (64u << 10) /* reply room offered when the binding does not say */
 
-struct rpcrdma_clnt {
-	pthread_mutex_t lock;
-	struct rpcrdma_ep *ep;
-	struct rpcrdma_options opts;
-	struct rpcrdma_credits_client credits;
-	uint8_t *send_buf;
-	struct ibv_mr *send_mr;
-	uint32_t send_cap;
-	uint8_t *stage;          /* RPC header and reduced arguments of the current call */
-	uint32_t stage_cap;
-	struct timeval timeout;
-	bool timeout_set;
-	bool dead;
-	uint32_t xid;            /* of the last call */
-	rpcprog_t prog;
-	rpcvers_t vers;
-	struct rpc_err err;
-	struct sockaddr_storage addr;
-	struct netbuf svcaddr;
-};
-
-/* Everything one call registers or allocates. */
-struct clnt_rdma_call {
-	uint32_t xid;
-	const struct rpcrdma_ulb_proc *binding;
-	struct rpcrdma_xdr_stream s;
-	struct rpcrdma_call_plan plan;
-	struct rpcrdma_header hdr;
-	struct ibv_mr *src_mr[RPCRDMA_XDR_MAX_ITEMS + 1]; /* items, then the stage */
-	uint8_t *wbuf[RPCRDMA_MAX_WRITE_CHUNKS];
-	struct ibv_mr *wmr[RPCRDMA_MAX_WRITE_CHUNKS];
-	uint8_t *rbuf;
-	struct ibv_mr *rmr;
-	bool sent, replied, have_recv, have_credit;
-	uint32_t recv_index, recv_len;
-};
+static const struct clnt_ops clnt_rdma_ops;
 
 static struct rpcrdma_clnt *clnt_rdma_of(CLIENT *cl)
 {
 	return (struct rpcrdma_clnt *)cl->cl_private;
 }
 
-static int64_t now_ms(void)
+static enum clnt_stat call_fail(struct clnt_rdma_call *c, enum clnt_stat st, int err)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static enum clnt_stat clnt_rdma_fail(struct rpcrdma_clnt *ct, enum clnt_stat st, int err)
-{
-	ct->err.re_status = st;
-	ct->err.re_errno = err;
+	c->err.re_status = st;
+	c->err.re_errno = err;
 	return st;
-}
-
-/* ---- per-call memory --------------------------------------------------------- */
-
-static void clnt_rdma_call_release(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
-{
-	for (uint32_t i = 0; i <= RPCRDMA_XDR_MAX_ITEMS; i++)
-		rpcrdma_mr_dereg(c->src_mr[i]);
-	for (uint32_t i = 0; i < RPCRDMA_MAX_WRITE_CHUNKS; i++) {
-		rpcrdma_mr_dereg(c->wmr[i]);
-		free(c->wbuf[i]);
-	}
-	rpcrdma_mr_dereg(c->rmr);
-	free(c->rbuf);
-	if (c->have_recv && rpcrdma_ep_repost_recv(ct->ep, c->recv_index))
-		ct->dead = true;
-	if (c->have_credit)
-		rpcrdma_credits_client_release(&ct->credits);
-}
-
-/* The MR covering a read chunk's source at @p: the stage or one item. */
-static struct ibv_mr *clnt_rdma_src_mr(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c,
-				       const uint8_t *p)
-{
-	const struct rpcrdma_xdr_stream *s = &c->s;
-	uint32_t idx = RPCRDMA_XDR_MAX_ITEMS;
-	const void *base = s->buf;
-	size_t len = s->off;
-
-	for (uint32_t i = 0; i < s->nitems; i++)
-		if (p >= s->items[i].data && p < s->items[i].data + s->items[i].length) {
-			idx = i;
-			base = s->items[i].data;
-			len = s->items[i].length;
-		}
-	if (!c->src_mr[idx])
-		c->src_mr[idx] = rpcrdma_mr_reg(rpcrdma_ep_pd(ct->ep), base, len,
-						IBV_ACCESS_REMOTE_READ);
-	return c->src_mr[idx];
-}
-
-static enum clnt_stat clnt_rdma_add_reads(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
-{
-	for (uint32_t i = 0; i < c->plan.nreads; i++) {
-		const struct rpcrdma_plan_read *r = &c->plan.reads[i];
-		const uint8_t *p = rpcrdma_stream_locate(&c->s, r->src.offset, r->src.length);
-		struct rpcrdma_segment seg;
-		struct ibv_mr *mr;
-
-		if (!p)
-			return clnt_rdma_fail(ct, RPC_CANTENCODEARGS, EINVAL);
-		mr = clnt_rdma_src_mr(ct, c, p);
-		if (!mr)
-			return clnt_rdma_fail(ct, RPC_SYSTEMERROR, errno);
-		seg = (struct rpcrdma_segment){ mr->rkey, r->src.length, (uint64_t)(uintptr_t)p };
-		if (rpcrdma_header_add_read(&c->hdr, r->position, &seg) != RPCRDMA_HDR_OK)
-			return clnt_rdma_fail(ct, RPC_CANTENCODEARGS, E2BIG);
-	}
-	return RPC_SUCCESS;
-}
-
-/* A buffer the server writes into: allocated, registered, cut into segments. */
-static enum clnt_stat clnt_rdma_sink(struct rpcrdma_clnt *ct, uint32_t length, uint8_t **buf,
-				     struct ibv_mr **mr, struct rpcrdma_segment *segs,
-				     uint32_t *nsegs)
-{
-	*buf = malloc(length ? length : 1);
-	if (!*buf)
-		return clnt_rdma_fail(ct, RPC_SYSTEMERROR, ENOMEM);
-	*mr = rpcrdma_mr_reg(rpcrdma_ep_pd(ct->ep), *buf, length,
-			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!*mr)
-		return clnt_rdma_fail(ct, RPC_SYSTEMERROR, errno);
-	*nsegs = rpcrdma_segments_cut(*mr, *buf, length, segs, RPCRDMA_CHUNK_SEGS);
-	return *nsegs || !length ? RPC_SUCCESS : clnt_rdma_fail(ct, RPC_CANTENCODEARGS, E2BIG);
-}
-
-static enum clnt_stat clnt_rdma_add_sinks(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
-{
-	struct rpcrdma_segment segs[RPCRDMA_CHUNK_SEGS];
-	enum clnt_stat st;
-	uint32_t n;
-
-	for (uint32_t i = 0; i < c->plan.nwrites; i++) {
-		st = clnt_rdma_sink(ct, c->plan.writes[i].length, &c->wbuf[i], &c->wmr[i], segs, &n);
-		if (st != RPC_SUCCESS)
-			return st;
-		if (rpcrdma_header_add_write_chunk(&c->hdr, segs, n) != RPCRDMA_HDR_OK)
-			return clnt_rdma_fail(ct, RPC_CANTENCODEARGS, E2BIG);
-	}
-	if (!c->plan.has_reply)
-		return RPC_SUCCESS;
-	st = clnt_rdma_sink(ct, c->plan.reply.length, &c->rbuf, &c->rmr, segs, &n);
-	if (st != RPC_SUCCESS)
-		return st;
-	if (rpcrdma_header_set_reply_chunk(&c->hdr, segs, n) != RPCRDMA_HDR_OK)
-		return clnt_rdma_fail(ct, RPC_CANTENCODEARGS, E2BIG);
-	return RPC_SUCCESS;
-}
-
-/* ---- marshalling and planning ---------------------------------------------- */
-
-static enum clnt_stat clnt_rdma_marshal(CLIENT *cl, struct clnt_rdma_call *c, rpcproc_t proc,
-					xdrproc_t xargs, void *args)
-{
-	struct rpcrdma_clnt *ct = clnt_rdma_of(cl);
-	struct rpc_msg call = { .rm_xid = c->xid };
-	uint32_t hdr_len;
-	XDR x;
-
-	call.rm_call.cb_prog = ct->prog;
-	call.rm_call.cb_vers = ct->vers;
-	xdrmem_create(&x, (char *)ct->stage, ct->stage_cap, XDR_ENCODE);
-	if (!xdr_callhdr(&x, &call) || !xdr_u_int32_t(&x, &proc) ||
-	    !AUTH_MARSHALL(cl->cl_auth, &x))
-		return clnt_rdma_fail(ct, RPC_CANTENCODEARGS, 0);
-	hdr_len = XDR_GETPOS(&x);
-	XDR_DESTROY(&x);
-	rpcrdma_xdr_encode_init(&c->s, ct->stage, ct->stage_cap, hdr_len,
-				c->binding ? c->binding->arg_ddp : 0, RPCRDMA_DDP_THRESHOLD);
-	if (!xargs(&c->s.xdr, args))
-		return clnt_rdma_fail(ct, RPC_CANTENCODEARGS, 0);
-	return RPC_SUCCESS;
 }
 
 static uint32_t cap_u64(uint64_t v, uint32_t cap)
@@ -215,26 +49,79 @@ static uint32_t cap_u64(uint64_t v, uint32_t cap)
 	return v < cap ? (uint32_t)v : cap;
 }
 
-static enum clnt_stat clnt_rdma_plan(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c,
-				     const void *args)
+/* ---- marshalling (once per call) -------------------------------------------------- */
+
+static bool clnt_rdma_encode(AUTH *auth, struct clnt_rdma_call *c, xdrproc_t xargs, void *args)
 {
-	const struct rpcrdma_ep_info *info = rpcrdma_ep_info(ct->ep);
+	struct rpc_msg call = { .rm_xid = c->xid };
+	rpcproc_t proc = c->proc;
+	uint32_t hdr_len;
+	XDR x;
+
+	call.rm_call.cb_prog = c->prog;
+	call.rm_call.cb_vers = c->vers;
+	xdrmem_create(&x, (char *)c->stage, c->stage_cap, XDR_ENCODE);
+	if (!xdr_callhdr(&x, &call) || !xdr_u_int32_t(&x, &proc) || !AUTH_MARSHALL(auth, &x))
+		return false;
+	hdr_len = XDR_GETPOS(&x);
+	XDR_DESTROY(&x);
+	rpcrdma_xdr_encode_init(&c->s, c->stage, c->stage_cap, hdr_len,
+				c->binding ? c->binding->arg_ddp : 0, RPCRDMA_DDP_THRESHOLD);
+	return xargs(&c->s.xdr, args);
+}
+
+/* Small calls marshal into a small buffer; a long one is marshalled again. */
+static enum clnt_stat clnt_rdma_marshal(AUTH *auth, uint32_t max_rpc_size,
+					struct clnt_rdma_call *c, xdrproc_t xargs, void *args)
+{
+	uint32_t caps[2] = { CLNT_STAGE_FIRST < max_rpc_size ? CLNT_STAGE_FIRST : max_rpc_size,
+			     max_rpc_size };
+
+	for (int i = 0; i < 2; i++) {
+		free(c->stage);
+		c->stage_cap = caps[i];
+		c->stage = malloc(c->stage_cap);
+		if (!c->stage)
+			return call_fail(c, RPC_SYSTEMERROR, ENOMEM);
+		if (clnt_rdma_encode(auth, c, xargs, args))
+			return RPC_SUCCESS;
+		if (c->s.status != RPCRDMA_XDR_NO_SPACE && c->s.status != RPCRDMA_XDR_OK)
+			break;
+	}
+	return call_fail(c, RPC_CANTENCODEARGS, E2BIG);
+}
+
+/* ---- planning and the call's buffer ----------------------------------------------------- */
+
+/*
+ * The largest reply the binding announces.  Without one, offer room for
+ * a modest reply first; a server that answers ERR_CHUNK gets the call
+ * again with room for max_rpc_size (clnt_rdma_run).
+ */
+static uint64_t clnt_rdma_reply_guess(const struct clnt_rdma_call *c, const void *args)
+{
+	if (c->binding && c->binding->reply_max)
+		return c->binding->reply_max(args);
+	return c->big_reply ? UINT32_MAX : CLNT_REPLY_GUESS;
+}
+
+static enum clnt_stat clnt_rdma_plan(const struct clnt_rdma_conn *cn, uint32_t max,
+				     struct clnt_rdma_call *c, const void *args)
+{
 	const struct rpcrdma_ulb_proc *b = c->binding;
 	uint32_t result_max[RPCRDMA_MAX_WRITE_CHUNKS];
 	struct rpcrdma_ddp_item items[RPCRDMA_XDR_MAX_ITEMS];
-	uint32_t max = ct->opts.max_rpc_size;
 	struct rpcrdma_call_desc desc = { .xdr_len = c->s.pos, .args = items,
 					  .nargs = c->s.nitems, .result_max = result_max };
 	struct rpcrdma_plan_limits lim = {
-		.inline_send = info->inline_params.send,
-		.inline_recv = info->inline_params.recv,
+		.inline_send = cn->inline_send,
+		.inline_recv = cn->inline_recv,
 		.ddp_threshold = RPCRDMA_DDP_THRESHOLD,
 		.max_seg_bytes = RPCRDMA_SEG_BYTES,
 		.max_chunk_segs = RPCRDMA_CHUNK_SEGS,
 		.max_read_segs = RPCRDMA_CALL_READ_SEGS,
 		.max_write_chunks = RPCRDMA_MAX_WRITE_CHUNKS,
 	};
-	enum rpcrdma_plan_status st;
 
 	rpcrdma_stream_items(&c->s, items);
 	desc.nresults = b ? rpcrdma_mask_count(b->res_ddp) : 0;
@@ -242,107 +129,141 @@ static enum clnt_stat clnt_rdma_plan(struct rpcrdma_clnt *ct, struct clnt_rdma_c
 		desc.nresults = RPCRDMA_MAX_WRITE_CHUNKS;
 	for (uint32_t i = 0; i < desc.nresults; i++)
 		result_max[i] = b->res_max ? cap_u64(b->res_max(args, i), max) : max;
-	desc.reply_max = cap_u64((uint64_t)RPCRDMA_REPLY_HDR_MAX +
-				 (b && b->reply_max ? b->reply_max(args) : max), max);
-	st = rpcrdma_plan_call(&desc, &lim, &c->plan);
-	if (st != RPCRDMA_PLAN_OK)
-		return clnt_rdma_fail(ct, RPC_CANTENCODEARGS, E2BIG);
+	desc.reply_max = cap_u64((uint64_t)RPCRDMA_REPLY_HDR_MAX + clnt_rdma_reply_guess(c, args),
+				 max);
+	if (rpcrdma_plan_call(&desc, &lim, &c->plan) != RPCRDMA_PLAN_OK)
+		return call_fail(c, RPC_CANTENCODEARGS, E2BIG);
 	return RPC_SUCCESS;
 }
 
-/* Transport header and inline bytes into the send buffer; post the Send. */
-static enum clnt_stat clnt_rdma_send(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
+static uint64_t rb_place(uint64_t *at, uint32_t len)
 {
-	struct ibv_sge sge;
-	uint32_t at;
-	size_t hlen;
+	uint64_t off = *at;
+
+	*at += ((uint64_t)len + CLNT_RB_ALIGN - 1) & ~(uint64_t)(CLNT_RB_ALIGN - 1);
+	return off;
+}
+
+/* Where each read source, write chunk and the reply chunk lies in the call's buffer. */
+static enum clnt_stat clnt_rdma_layout(struct clnt_rdma_call *c)
+{
+	uint64_t at = 0;
+
+	for (uint32_t i = 0; i < c->plan.nreads; i++)
+		c->read_off[i] = (uint32_t)rb_place(&at, c->plan.reads[i].src.length);
+	for (uint32_t i = 0; i < c->plan.nwrites; i++)
+		c->write_off[i] = (uint32_t)rb_place(&at, c->plan.writes[i].length);
+	if (c->plan.has_reply)
+		c->reply_off = (uint32_t)rb_place(&at, c->plan.reply.length);
+	if (at > UINT32_MAX / 2)
+		return call_fail(c, RPC_CANTENCODEARGS, E2BIG);
+	c->rb_len = (uint32_t)at;
+	return RPC_SUCCESS;
+}
+
+/* Plan on @cn, fill the call's buffer and, for per-call regions, register it. */
+static enum clnt_stat clnt_rdma_prepare(struct clnt_rdma_conn *cn, uint32_t max,
+					struct clnt_rdma_call *c, const void *args)
+{
+	enum clnt_stat st = clnt_rdma_plan(cn, max, c, args);
 	int rc;
 
-	if (rpcrdma_header_encode(&c->hdr, ct->send_buf, ct->send_cap, &hlen) != RPCRDMA_HDR_OK ||
-	    c->plan.inline_len > ct->send_cap - hlen)
-		return clnt_rdma_fail(ct, RPC_CANTENCODEARGS, E2BIG);
+	if (st == RPC_SUCCESS)
+		st = clnt_rdma_layout(c);
+	if (st != RPC_SUCCESS || !c->rb_len)
+		return st;
+	rc = rpcrdma_reg_get(cn->reg, c->rb_len, &c->rb);
+	if (rc)
+		return call_fail(c, RPC_CANTSEND, -rc);
+	for (uint32_t i = 0; i < c->plan.nreads; i++)
+		if (!rpcrdma_stream_copy(&c->s, c->plan.reads[i].src.offset,
+					 c->plan.reads[i].src.length, c->rb->addr + c->read_off[i]))
+			return call_fail(c, RPC_CANTENCODEARGS, EINVAL);
+	if (rpcrdma_reg_strategy(cn->reg) != RPCRDMA_REG_PER_CALL_MR)
+		return RPC_SUCCESS;
+	rc = rpcrdma_reg_expose(cn->reg, c->rb, c->rb_len, c->slot);
+	return rc ? call_fail(c, RPC_CANTSEND, -rc) : RPC_SUCCESS;
+}
+
+/* ---- the transport header and the Send ------------------------------------------------ */
+
+static uint32_t segs_cut(uint32_t rkey, const uint8_t *addr, uint32_t len,
+			 struct rpcrdma_segment *segs)
+{
+	uint32_t n = 0;
+
+	while (len && n < RPCRDMA_CHUNK_SEGS) {
+		uint32_t take = len < RPCRDMA_SEG_BYTES ? len : RPCRDMA_SEG_BYTES;
+
+		segs[n++] = (struct rpcrdma_segment){ rkey, take, (uint64_t)(uintptr_t)addr };
+		addr += take;
+		len -= take;
+	}
+	return len ? 0 : n;
+}
+
+static bool clnt_rdma_add_chunks(struct clnt_rdma_call *c)
+{
+	struct rpcrdma_segment segs[RPCRDMA_CHUNK_SEGS];
+	const uint8_t *base = c->rb ? c->rb->addr : NULL;
+	uint32_t rkey = c->rb ? c->rb->rkey : 0;
+	uint32_t n;
+
+	for (uint32_t i = 0; i < c->plan.nreads; i++) {
+		const struct rpcrdma_plan_read *r = &c->plan.reads[i];
+		struct rpcrdma_segment seg = { rkey, r->src.length,
+					       (uint64_t)(uintptr_t)(base + c->read_off[i]) };
+
+		if (rpcrdma_header_add_read(&c->hdr, r->position, &seg) != RPCRDMA_HDR_OK)
+			return false;
+	}
+	for (uint32_t i = 0; i < c->plan.nwrites; i++) {
+		n = segs_cut(rkey, base + c->write_off[i], c->plan.writes[i].length, segs);
+		if ((!n && c->plan.writes[i].length) ||
+		    rpcrdma_header_add_write_chunk(&c->hdr, segs, n) != RPCRDMA_HDR_OK)
+			return false;
+	}
+	if (!c->plan.has_reply)
+		return true;
+	n = segs_cut(rkey, base + c->reply_off, c->plan.reply.length, segs);
+	return (n || !c->plan.reply.length) &&
+	       rpcrdma_header_set_reply_chunk(&c->hdr, segs, n) == RPCRDMA_HDR_OK;
+}
+
+/* Expose (windows), build the header, fill the slot's buffer, Send.  ct->lock held. */
+static enum clnt_stat clnt_rdma_post(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c)
+{
+	uint8_t *buf = clnt_conn_send_buf(cn, c->slot);
+	size_t hlen;
+	uint32_t at;
+	int rc;
+
+	if (cn->dead)
+		return call_fail(c, RPC_CANTSEND, ENOTCONN);
+	if (c->rb && rpcrdma_reg_strategy(cn->reg) == RPCRDMA_REG_MEMORY_WINDOW) {
+		rc = rpcrdma_reg_expose(cn->reg, c->rb, c->rb_len, c->slot);
+		if (rc)
+			return call_fail(c, RPC_CANTSEND, -rc);
+	}
+	rpcrdma_header_init(&c->hdr, c->xid, rpcrdma_credits_client_request(&cn->credits),
+			    c->plan.type);
+	if (!clnt_rdma_add_chunks(c) ||
+	    rpcrdma_header_encode(&c->hdr, buf, cn->send_size, &hlen) != RPCRDMA_HDR_OK ||
+	    c->plan.inline_len > cn->send_size - hlen)
+		return call_fail(c, RPC_CANTENCODEARGS, E2BIG);
 	at = (uint32_t)hlen;
 	if (c->plan.type == RDMA_MSG)
 		for (uint32_t i = 0; i < c->plan.nranges; i++) {
 			const struct rpcrdma_range *r = &c->plan.ranges[i];
 
-			if (!rpcrdma_stream_copy(&c->s, r->offset, r->length, ct->send_buf + at))
-				return clnt_rdma_fail(ct, RPC_CANTENCODEARGS, EINVAL);
+			if (!rpcrdma_stream_copy(&c->s, r->offset, r->length, buf + at))
+				return call_fail(c, RPC_CANTENCODEARGS, EINVAL);
 			at += r->length;
 		}
-	sge = (struct ibv_sge){ (uintptr_t)ct->send_buf, at, ct->send_mr->lkey };
-	rc = rpcrdma_ep_post_send(ct->ep, &sge, 1, c->xid, false, 0);
-	if (rc) {
-		if (rc == -ENOTCONN)
-			ct->dead = true;
-		return clnt_rdma_fail(ct, RPC_CANTSEND, -rc);
-	}
-	return RPC_SUCCESS;
-}
-
-/* ---- waiting for the reply ------------------------------------------------------ */
-
-static enum clnt_stat clnt_rdma_take_wc(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c,
-					const struct rpcrdma_wc *wc)
-{
-	const uint8_t *buf;
-
-	if (wc->kind == RPCRDMA_WC_SEND) {
-		c->sent = true;
-		if (wc->status != IBV_WC_SUCCESS) {
-			ct->dead = true;
-			return clnt_rdma_fail(ct, RPC_CANTSEND, EIO);
-		}
-		return RPC_SUCCESS;
-	}
-	if (wc->kind != RPCRDMA_WC_RECV)
-		return RPC_SUCCESS;
-	if (wc->status != IBV_WC_SUCCESS) {
-		ct->dead = true;
-		return clnt_rdma_fail(ct, RPC_CANTRECV, ECONNRESET);
-	}
-	buf = rpcrdma_ep_recv_buf(ct->ep, (uint32_t)wc->wr_id);
-	if (c->replied || wc->byte_len < 4 ||
-	    ((uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | buf[3]) != c->xid) {
-		/* A late reply to a call that timed out, or garbage: drop it. */
-		if (rpcrdma_ep_repost_recv(ct->ep, (uint32_t)wc->wr_id))
-			ct->dead = true;
-		return RPC_SUCCESS;
-	}
-	c->replied = c->have_recv = true;
-	c->recv_index = (uint32_t)wc->wr_id;
-	c->recv_len = wc->byte_len;
-	return RPC_SUCCESS;
-}
-
-static enum clnt_stat clnt_rdma_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c,
-				     int64_t deadline)
-{
-	struct rpcrdma_wc wc[CLNT_WC_BATCH];
-	enum clnt_stat st;
-	int n, rc;
-
-	while (!c->sent || !c->replied) {
-		n = rpcrdma_ep_poll(ct->ep, wc, CLNT_WC_BATCH);
-		if (n < 0) {
-			ct->dead = true;
-			return clnt_rdma_fail(ct, RPC_CANTRECV, -n);
-		}
-		for (int i = 0; i < n; i++) {
-			st = clnt_rdma_take_wc(ct, c, &wc[i]);
-			if (st != RPC_SUCCESS)
-				return st;
-		}
-		if (n > 0)
-			continue;
-		if (now_ms() >= deadline)
-			return clnt_rdma_fail(ct, RPC_TIMEDOUT, 0);
-		rc = rpcrdma_ep_wait(ct->ep, (int)(deadline - now_ms()));
-		if (rc < 0) {
-			ct->dead = true;
-			return clnt_rdma_fail(ct, RPC_CANTRECV, -rc);
-		}
-	}
+	rc = clnt_conn_post_send(cn, c, at);
+	if (rc)
+		return call_fail(c, RPC_CANTSEND, -rc);
+	c->sent = true;
 	return RPC_SUCCESS;
 }
 
@@ -360,23 +281,22 @@ static bool clnt_rdma_echo_fits(const struct rpcrdma_header *h, const struct rpc
 	return true;
 }
 
-static enum clnt_stat clnt_rdma_rdma_error(struct rpcrdma_clnt *ct, const struct rpcrdma_header *h)
+static enum clnt_stat clnt_rdma_rdma_error(struct clnt_rdma_call *c, const struct rpcrdma_header *h)
 {
 	if (h->err == ERR_VERS) {
-		ct->err.re_vers.low = h->vers_low;
-		ct->err.re_vers.high = h->vers_high;
-		return clnt_rdma_fail(ct, RPC_VERSMISMATCH, EPROTONOSUPPORT);
+		c->err.re_vers.low = h->vers_low;
+		c->err.re_vers.high = h->vers_high;
+		return call_fail(c, RPC_VERSMISMATCH, EPROTONOSUPPORT);
 	}
-	return clnt_rdma_fail(ct, RPC_CANTDECODERES, EPROTO);
+	c->err_chunk = true;
+	return call_fail(c, RPC_CANTDECODERES, EPROTO);
 }
 
 /* Where the RPC reply is: inline behind the header or in the reply chunk. */
-static enum clnt_stat clnt_rdma_reply_body(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c,
+static enum clnt_stat clnt_rdma_reply_body(struct clnt_rdma_call *c, const uint8_t *buf,
 					   const struct rpcrdma_header *h, size_t hlen,
 					   const uint8_t **body, uint32_t *blen)
 {
-	const uint8_t *buf = rpcrdma_ep_recv_buf(ct->ep, c->recv_index);
-
 	if (h->type == RDMA_MSG && !h->nreads) {
 		*body = buf + hlen;
 		*blen = c->recv_len - (uint32_t)hlen;
@@ -384,146 +304,354 @@ static enum clnt_stat clnt_rdma_reply_body(struct rpcrdma_clnt *ct, struct clnt_
 	}
 	if (h->type == RDMA_NOMSG && !h->nreads && h->has_reply && c->hdr.has_reply &&
 	    clnt_rdma_echo_fits(h, &h->reply, &c->hdr, &c->hdr.reply)) {
-		*body = c->rbuf;
+		*body = c->rb->addr + c->reply_off;
 		*blen = rpcrdma_chunk_length(h, &h->reply);
 		return RPC_SUCCESS;
 	}
-	return clnt_rdma_fail(ct, RPC_CANTDECODERES, EPROTO);
+	return call_fail(c, RPC_CANTDECODERES, EPROTO);
 }
 
-static enum clnt_stat clnt_rdma_results(CLIENT *cl, struct clnt_rdma_call *c, const uint8_t *body,
+static enum clnt_stat clnt_rdma_results(AUTH *auth, struct clnt_rdma_call *c, const uint8_t *body,
 					uint32_t blen, const struct rpcrdma_header *h,
 					xdrproc_t xres, void *res)
 {
-	struct rpcrdma_clnt *ct = clnt_rdma_of(cl);
 	struct rpcrdma_xdr_item items[RPCRDMA_MAX_WRITE_CHUNKS];
 	struct rpc_msg msg = { .rm_xid = 0 };
 	uint32_t pos;
 	XDR x;
 
 	if (h->nwrites > c->hdr.nwrites)
-		return clnt_rdma_fail(ct, RPC_CANTDECODERES, EPROTO);
+		return call_fail(c, RPC_CANTDECODERES, EPROTO);
 	for (uint32_t i = 0; i < h->nwrites; i++) {
 		if (!clnt_rdma_echo_fits(h, &h->writes[i], &c->hdr, &c->hdr.writes[i]))
-			return clnt_rdma_fail(ct, RPC_CANTDECODERES, EPROTO);
+			return call_fail(c, RPC_CANTDECODERES, EPROTO);
 		items[i] = (struct rpcrdma_xdr_item){ 0, rpcrdma_chunk_length(h, &h->writes[i]),
-						      c->wbuf[i] };
+						      c->rb->addr + c->write_off[i] };
 	}
 	msg.acpted_rply.ar_verf = _null_auth;
 	msg.acpted_rply.ar_results.where = NULL;
 	msg.acpted_rply.ar_results.proc = (xdrproc_t)(void (*)(void))xdr_void;
 	xdrmem_create(&x, (char *)(uintptr_t)body, blen, XDR_DECODE);
 	if (!xdr_replymsg(&x, &msg) || msg.rm_xid != c->xid)
-		return clnt_rdma_fail(ct, RPC_CANTDECODERES, EPROTO);
+		return call_fail(c, RPC_CANTDECODERES, EPROTO);
 	pos = XDR_GETPOS(&x);
-	_seterr_reply(&msg, &ct->err);
-	if (ct->err.re_status == RPC_SUCCESS) {
-		if (!AUTH_VALIDATE(cl->cl_auth, &msg.acpted_rply.ar_verf)) {
-			ct->err.re_status = RPC_AUTHERROR;
-			ct->err.re_why = AUTH_INVALIDRESP;
+	_seterr_reply(&msg, &c->err);
+	if (c->err.re_status == RPC_SUCCESS) {
+		if (!AUTH_VALIDATE(auth, &msg.acpted_rply.ar_verf)) {
+			c->err.re_status = RPC_AUTHERROR;
+			c->err.re_why = AUTH_INVALIDRESP;
 		} else {
 			rpcrdma_xdr_decode_init(&c->s, body, blen, pos,
 						c->binding ? c->binding->res_ddp : 0, items,
 						h->nwrites);
 			if (!xres(&c->s.xdr, res))
-				clnt_rdma_fail(ct, RPC_CANTDECODERES, 0);
+				call_fail(c, RPC_CANTDECODERES, 0);
 		}
 	}
 	if (msg.acpted_rply.ar_verf.oa_base) {
 		x.x_op = XDR_FREE;
 		xdr_opaque_auth(&x, &msg.acpted_rply.ar_verf);
 	}
-	return ct->err.re_status;
+	return c->err.re_status;
 }
 
-static enum clnt_stat clnt_rdma_decode(CLIENT *cl, struct clnt_rdma_call *c, xdrproc_t xres,
+/* Decode the reply in the call's receive buffer.  Without ct->lock. */
+static enum clnt_stat clnt_rdma_decode(AUTH *auth, struct clnt_rdma_call *c, xdrproc_t xres,
 				       void *res)
 {
-	struct rpcrdma_clnt *ct = clnt_rdma_of(cl);
+	const uint8_t *buf = rpcrdma_ep_recv_buf(c->conn->ep, c->recv_index);
 	const uint8_t *body;
 	struct rpcrdma_header h;
 	enum clnt_stat st;
 	uint32_t blen;
 	size_t hlen;
 
-	if (rpcrdma_header_decode(&h, rpcrdma_ep_recv_buf(ct->ep, c->recv_index), c->recv_len,
-				  NULL, &hlen) != RPCRDMA_HDR_OK)
-		return clnt_rdma_fail(ct, RPC_CANTDECODERES, EPROTO);
-	rpcrdma_credits_client_grant(&ct->credits, h.credit);
+	if (rpcrdma_header_decode(&h, buf, c->recv_len, NULL, &hlen) != RPCRDMA_HDR_OK)
+		return call_fail(c, RPC_CANTDECODERES, EPROTO);
 	if (h.type == RDMA_ERROR)
-		return clnt_rdma_rdma_error(ct, &h);
-	st = clnt_rdma_reply_body(ct, c, &h, hlen, &body, &blen);
+		return clnt_rdma_rdma_error(c, &h);
+	st = clnt_rdma_reply_body(c, buf, &h, hlen, &body, &blen);
 	if (st == RPC_SUCCESS)
-		st = clnt_rdma_results(cl, c, body, blen, &h, xres, res);
+		st = clnt_rdma_results(auth, c, body, blen, &h, xres, res);
 	return st;
+}
+
+/* ---- one exchange on one connection ----------------------------------------------------- */
+
+static bool call_replied(const struct clnt_rdma_call *c)
+{
+	return c->replied && !c->conn->slots[c->slot].send_pending;
+}
+
+static bool call_invalidated(const struct clnt_rdma_call *c)
+{
+	return !c->inv_pending;
+}
+
+/* End the remote access to the call's buffer before anything reads it.  ct->lock held. */
+static enum clnt_stat clnt_rdma_end_access(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
+{
+	struct clnt_rdma_conn *cn = c->conn;
+	int rc;
+
+	if (!c->rb)
+		return RPC_SUCCESS;
+	rc = rpcrdma_reg_revoke(cn->reg, c->rb, c->invalidated_rkey, c->slot);
+	if (rc == 1) {
+		c->inv_pending = true;
+		rc = clnt_conn_wait(ct, c, clnt_conn_inv_deadline(), call_invalidated);
+	}
+	if (!rc)
+		return RPC_SUCCESS;
+	/* The buffer stays exposed: it is destroyed, not cached, when put. */
+	clnt_conn_kill(ct, cn, EIO);
+	return call_fail(c, RPC_CANTRECV, EIO);
+}
+
+static enum clnt_stat clnt_rdma_waited(struct clnt_rdma_call *c, int rc)
+{
+	if (rc == -ETIMEDOUT)
+		return call_fail(c, RPC_TIMEDOUT, 0);
+	c->conn_lost = true;
+	return call_fail(c, RPC_CANTRECV, -rc);
+}
+
+/*
+ * Send @c on the connection it is attached to and take its reply.
+ * Called and returns with ct->lock held; marshalled data is @c's.
+ */
+static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
+					 struct clnt_rdma_call *c, const void *args,
+					 xdrproc_t xres, void *res, int64_t deadline)
+{
+	struct clnt_rdma_conn *cn = c->conn;
+	enum clnt_stat st, end;
+	int rc;
+
+	pthread_mutex_unlock(&ct->lock);
+	st = clnt_rdma_prepare(cn, ct->opts.max_rpc_size, c, args);
+	pthread_mutex_lock(&ct->lock);
+	if (st == RPC_SUCCESS)
+		st = clnt_rdma_post(cn, c);
+	if (st != RPC_SUCCESS) {
+		if (c->err.re_errno == ENOTCONN)
+			c->conn_lost = true;
+		clnt_rdma_end_access(ct, c);
+		return st;
+	}
+	rc = clnt_conn_wait(ct, c, deadline, call_replied);
+	end = clnt_rdma_end_access(ct, c);
+	if (rc)
+		return clnt_rdma_waited(c, rc);
+	if (end != RPC_SUCCESS)
+		return end;
+	pthread_mutex_unlock(&ct->lock);
+	st = clnt_rdma_decode(auth, c, xres, res);
+	pthread_mutex_lock(&ct->lock);
+	return st;
+}
+
+/* Give back the call's buffer and its place on the connection.  ct->lock held. */
+static void clnt_rdma_release(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
+{
+	if (c->rb) {
+		rpcrdma_reg_put(c->conn->reg, c->rb);
+		c->rb = NULL;
+	}
+	clnt_conn_detach(ct, c);
+}
+
+static enum clnt_stat clnt_rdma_attach_fail(struct clnt_rdma_call *c, int rc)
+{
+	if (rc == -ETIMEDOUT)
+		return call_fail(c, RPC_TIMEDOUT, 0);
+	return call_fail(c, RPC_CANTSEND, -rc);
+}
+
+/* Another attempt on a new connection: the first was never sent, or resending is allowed. */
+static bool clnt_rdma_retry(const struct rpcrdma_clnt *ct, const struct clnt_rdma_call *c,
+			    int64_t deadline)
+{
+	if (!c->conn_lost || clnt_rdma_now_ms() >= deadline)
+		return false;
+	return !c->sent || ct->opts.reconnect_resend;
+}
+
+/*
+ * The server found our guessed reply room too small (ERR_CHUNK): send
+ * the call once more, same XID, with room for max_rpc_size.
+ */
+static bool clnt_rdma_grow_reply(struct clnt_rdma_call *c)
+{
+	if (!c->err_chunk || c->big_reply || (c->binding && c->binding->reply_max))
+		return false;
+	c->big_reply = true;
+	return true;
+}
+
+/* A reconnect for a resent call failed: pause, then try again while time is left. */
+static bool clnt_rdma_reconnect_pause(struct rpcrdma_clnt *ct, int rc, int64_t deadline)
+{
+	if (rc == -ETIMEDOUT || clnt_rdma_now_ms() + CLNT_RECONNECT_PAUSE_MS >= deadline)
+		return false;
+	pthread_mutex_unlock(&ct->lock);
+	nanosleep(&(struct timespec){ 0, CLNT_RECONNECT_PAUSE_MS * 1000000L }, NULL);
+	pthread_mutex_lock(&ct->lock);
+	return true;
+}
+
+/* Attach, exchange, release; again on a new connection when allowed.  ct->lock held. */
+static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct clnt_rdma_call *c,
+				    const void *args, xdrproc_t xres, void *res, int64_t deadline)
+{
+	bool resending = false;
+	enum clnt_stat st;
+	int rc;
+
+	for (;;) {
+		memset(&c->err, 0, sizeof(c->err));
+		c->conn_lost = c->sent = c->err_chunk = false;
+		rc = clnt_conn_attach(ct, c, deadline);
+		if (rc && resending && clnt_rdma_reconnect_pause(ct, rc, deadline))
+			continue;
+		if (rc)
+			return clnt_rdma_attach_fail(c, rc);
+		st = clnt_rdma_exchange(ct, auth, c, args, xres, res, deadline);
+		clnt_rdma_release(ct, c);
+		if (clnt_rdma_grow_reply(c))
+			continue;
+		if (st == RPC_SUCCESS || !clnt_rdma_retry(ct, c, deadline))
+			return st;
+		resending = resending || c->sent;
+	}
+}
+
+static struct clnt_rdma_call *clnt_rdma_call_new(struct rpcrdma_clnt *ct, rpcprog_t prog,
+						 rpcvers_t vers, rpcproc_t proc)
+{
+	struct clnt_rdma_call *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	pthread_cond_init(&c->cv, NULL);
+	c->xid = ++ct->xid;
+	c->prog = prog;
+	c->vers = vers;
+	c->proc = proc;
+	if (ct->opts.ulb && ct->opts.ulb->prog == prog && ct->opts.ulb->vers == vers)
+		c->binding = rpcrdma_ulb_proc_find(ct->opts.ulb, proc);
+	return c;
+}
+
+static void clnt_rdma_call_free(struct clnt_rdma_call *c)
+{
+	if (!c)
+		return;
+	pthread_cond_destroy(&c->cv);
+	free(c->stage);
+	free(c);
+}
+
+/* ---- CCP on a new connection ------------------------------------------------------------ */
+
+static void clnt_rdma_ccp_apply(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
+				enum clnt_stat st, const struct rpcrdma_config_reply *rep)
+{
+	const struct rpcrdma_ep_info *info = rpcrdma_ep_info(cn->ep);
+	struct rpcrdma_ccp_local local = { .send_size = ct->opts.inline_send,
+					   .recv_size = ct->opts.inline_recv };
+
+	if (st == RPC_SUCCESS &&
+	    rpcrdma_ccp_client_apply(&cn->ccp_state, &local, rep, &info->rd) == RPCRDMA_CCP_OK) {
+		cn->ccp = RPCRDMA_CCP_USED;
+	} else {
+		rpcrdma_ccp_client_fallback(&cn->ccp_state, &info->inline_params, &info->rd);
+		cn->ccp = RPCRDMA_CCP_NOT_OFFERED;
+	}
+	cn->inline_send = cn->ccp_state.inline_send;
+	cn->inline_recv = cn->ccp_state.inline_recv;
+	cn->ccp_pending = false;
+}
+
+int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
+{
+	const struct rpcrdma_ep_info *info = rpcrdma_ep_info(cn->ep);
+	struct rpcrdma_ccp_local local = { .send_size = ct->opts.inline_send,
+					   .recv_size = ct->opts.inline_recv };
+	struct rpcrdma_config_req req = rpcrdma_ccp_client_request(&local, &info->rd);
+	struct rpcrdma_config_reply rep = { 0 };
+	int64_t deadline = clnt_rdma_now_ms() + ct->opts.connect_timeout_ms;
+	AUTH *none = authnone_create();
+	struct clnt_rdma_call *c;
+	enum clnt_stat st;
+	bool lost;
+
+	rpcrdma_ccp_client_init(&cn->ccp_state);
+	cn->ccp_pending = true;
+	cn->inline_send = cn->ccp_state.inline_send;
+	cn->inline_recv = cn->ccp_state.inline_recv;
+	pthread_mutex_lock(&ct->lock);
+	c = clnt_rdma_call_new(ct, RPCRDMA_CCP_PROGRAM, RPCRDMA_CCP_VERSION,
+			       RPCRDMA_CCP_PROC_CONF_RDMA);
+	if (!c || !clnt_conn_take_slot(cn, c)) {
+		pthread_mutex_unlock(&ct->lock);
+		clnt_rdma_call_free(c);
+		return -ENOMEM;
+	}
+	pthread_mutex_unlock(&ct->lock);
+	st = clnt_rdma_marshal(none, ct->opts.max_rpc_size, c,
+			       (xdrproc_t)xdr_rpcrdma_config_req, &req);
+	pthread_mutex_lock(&ct->lock);
+	if (st == RPC_SUCCESS)
+		st = clnt_rdma_exchange(ct, none, c, &req, (xdrproc_t)xdr_rpcrdma_config_reply,
+					&rep, deadline);
+	lost = c->conn_lost || cn->dead;
+	clnt_rdma_release(ct, c);
+	if (!lost)
+		clnt_rdma_ccp_apply(ct, cn, st, &rep);
+	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_call_free(c);
+	return lost ? -ECONNRESET : 0;
 }
 
 /* ---- clnt_ops ------------------------------------------------------------------------------ */
 
-static struct timeval clnt_rdma_timeout(const struct rpcrdma_clnt *ct, struct timeval tv)
+static int64_t clnt_rdma_deadline(const struct rpcrdma_clnt *ct, struct timeval tv)
 {
-	return ct->timeout_set ? ct->timeout : tv;
-}
+	struct timeval t = ct->timeout_set ? ct->timeout : tv;
 
-static enum clnt_stat clnt_rdma_call_locked(CLIENT *cl, struct clnt_rdma_call *c, rpcproc_t proc,
-					    xdrproc_t xargs, void *args, xdrproc_t xres,
-					    void *res, struct timeval tv)
-{
-	struct rpcrdma_clnt *ct = clnt_rdma_of(cl);
-	struct timeval t = clnt_rdma_timeout(ct, tv);
-	int64_t deadline = now_ms() + (int64_t)t.tv_sec * 1000 + t.tv_usec / 1000;
-	enum clnt_stat st;
-
-	if (ct->dead || rpcrdma_ep_disconnected(ct->ep))
-		return clnt_rdma_fail(ct, RPC_CANTSEND, ENOTCONN);
-	if (!rpcrdma_credits_client_acquire(&ct->credits, UINT32_MAX))
-		return clnt_rdma_fail(ct, RPC_CANTSEND, EAGAIN);
-	c->have_credit = true;
-	c->xid = ++ct->xid;
-	if (ct->opts.ulb && ct->opts.ulb->prog == ct->prog && ct->opts.ulb->vers == ct->vers)
-		c->binding = rpcrdma_ulb_proc_find(ct->opts.ulb, proc);
-	st = clnt_rdma_marshal(cl, c, proc, xargs, args);
-	if (st == RPC_SUCCESS)
-		st = clnt_rdma_plan(ct, c, args);
-	if (st != RPC_SUCCESS)
-		return st;
-	rpcrdma_header_init(&c->hdr, c->xid, rpcrdma_credits_client_request(&ct->credits),
-			    c->plan.type);
-	st = clnt_rdma_add_reads(ct, c);
-	if (st == RPC_SUCCESS)
-		st = clnt_rdma_add_sinks(ct, c);
-	if (st == RPC_SUCCESS)
-		st = clnt_rdma_send(ct, c);
-	if (st != RPC_SUCCESS)
-		return st;
-	st = clnt_rdma_wait(ct, c, deadline);
-	if (st == RPC_TIMEDOUT && !c->sent)
-		ct->dead = true; /* the send buffer may still be in use */
-	if (st != RPC_SUCCESS)
-		return st;
-	return clnt_rdma_decode(cl, c, xres, res);
+	return clnt_rdma_now_ms() + (int64_t)t.tv_sec * 1000 + t.tv_usec / 1000;
 }
 
 static enum clnt_stat clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *args,
 				     xdrproc_t xres, void *res, struct timeval tv)
 {
 	struct rpcrdma_clnt *ct = clnt_rdma_of(cl);
-	struct clnt_rdma_call *c = calloc(1, sizeof(*c));
+	struct clnt_rdma_call *c;
 	enum clnt_stat st;
+	int64_t deadline;
 
 	pthread_mutex_lock(&ct->lock);
-	memset(&ct->err, 0, sizeof(ct->err));
-	if (!c) {
-		st = clnt_rdma_fail(ct, RPC_SYSTEMERROR, ENOMEM);
-	} else {
-		st = clnt_rdma_call_locked(cl, c, proc, xargs, args, xres, res, tv);
-		clnt_rdma_call_release(ct, c);
-	}
+	deadline = clnt_rdma_deadline(ct, tv);
+	c = clnt_rdma_call_new(ct, ct->prog, ct->vers, proc);
 	pthread_mutex_unlock(&ct->lock);
-	free(c);
+	if (!c) {
+		pthread_mutex_lock(&ct->lock);
+		ct->err = (struct rpc_err){ .re_status = RPC_SYSTEMERROR, .re_errno = ENOMEM };
+		pthread_mutex_unlock(&ct->lock);
+		return RPC_SYSTEMERROR;
+	}
+	st = clnt_rdma_marshal(cl->cl_auth, ct->opts.max_rpc_size, c, xargs, args);
+	pthread_mutex_lock(&ct->lock);
+	if (st == RPC_SUCCESS)
+		st = clnt_rdma_run(ct, cl->cl_auth, c, args, xres, res, deadline);
+	ct->err = c->err;
+	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_call_free(c);
 	return st;
 }
 
+/* libtirpc's stream clients do nothing here either: a call cannot be abandoned midway. */
 static void clnt_rdma_abort(CLIENT *cl)
 {
 	(void)cl;
@@ -550,10 +678,8 @@ static void clnt_rdma_free(struct rpcrdma_clnt *ct)
 {
 	if (!ct)
 		return;
-	rpcrdma_mr_dereg(ct->send_mr);
-	rpcrdma_ep_destroy(ct->ep);
-	free(ct->send_buf);
-	free(ct->stage);
+	clnt_conn_put(ct->conn);
+	pthread_cond_destroy(&ct->credit_cv);
 	pthread_mutex_destroy(&ct->lock);
 	free(ct);
 }
@@ -630,31 +756,42 @@ static const struct clnt_ops clnt_rdma_ops = {
 	.cl_control = clnt_rdma_control,
 };
 
-int clnt_rdma_getinfo(CLIENT *cl, struct rpcrdma_conn_info *info)
+static void conn_info_fill(const struct rpcrdma_clnt *ct, const struct clnt_rdma_conn *cn,
+			   struct rpcrdma_conn_info *info)
 {
-	struct rpcrdma_clnt *ct;
-	const struct rpcrdma_ep_info *ei;
+	const struct rpcrdma_ep_info *ei = rpcrdma_ep_info(cn->ep);
 
-	if (!cl || !info || cl->cl_ops != &clnt_rdma_ops)
-		return -EINVAL;
-	ct = clnt_rdma_of(cl);
-	pthread_mutex_lock(&ct->lock);
-	ei = rpcrdma_ep_info(ct->ep);
 	*info = (struct rpcrdma_conn_info){
-		.inline_send = ei->inline_params.send,
-		.inline_recv = ei->inline_params.recv,
-		.credits = ct->credits.granted,
+		.inline_send = cn->inline_send,
+		.inline_recv = cn->inline_recv,
+		.credits = cn->credits.granted,
 		.ird = ei->rd.ird,
 		.ord = ei->rd.ord,
 		.peer_private_data = ei->peer_pd == RPCRDMA_PD_OK,
 		.remote_invalidate = ei->inline_params.remote_invalidate,
 		.iwarp = ei->transport == IBV_TRANSPORT_IWARP,
-		.registration = RPCRDMA_REG_PER_CALL_MR,
-		.ccp = RPCRDMA_CCP_NOT_ASKED,
-		.connects = 1,
+		.registration = rpcrdma_reg_strategy(cn->reg),
+		.ccp = cn->ccp,
+		.connects = ct->connects,
 	};
+	rpcrdma_reg_counts(cn->reg, &info->remote_invalidations, &info->local_invalidations);
+}
+
+int clnt_rdma_getinfo(CLIENT *cl, struct rpcrdma_conn_info *info)
+{
+	struct rpcrdma_clnt *ct;
+	int rc = 0;
+
+	if (!cl || !info || cl->cl_ops != &clnt_rdma_ops)
+		return -EINVAL;
+	ct = clnt_rdma_of(cl);
+	pthread_mutex_lock(&ct->lock);
+	if (ct->conn && !ct->conn->dead)
+		conn_info_fill(ct, ct->conn, info);
+	else
+		rc = -ENOTCONN;
 	pthread_mutex_unlock(&ct->lock);
-	return 0;
+	return rc;
 }
 
 /* ---- creation --------------------------------------------------------------------------------- */
@@ -673,19 +810,6 @@ static CLIENT *clnt_rdma_create_fail(struct rpcrdma_clnt *ct, CLIENT *cl, enum c
 	return NULL;
 }
 
-static int clnt_rdma_buffers(struct rpcrdma_clnt *ct)
-{
-	ct->send_cap = ct->opts.inline_send;
-	ct->send_buf = malloc(ct->send_cap);
-	ct->stage_cap = ct->opts.max_rpc_size;
-	ct->stage = malloc(ct->stage_cap);
-	if (!ct->send_buf || !ct->stage)
-		return -ENOMEM;
-	ct->send_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(ct->ep), ct->send_buf, ct->send_cap,
-				     IBV_ACCESS_LOCAL_WRITE);
-	return ct->send_mr ? 0 : -errno;
-}
-
 static uint32_t clnt_rdma_initial_xid(void)
 {
 	struct timespec ts;
@@ -694,48 +818,58 @@ static uint32_t clnt_rdma_initial_xid(void)
 	return (uint32_t)getpid() ^ (uint32_t)ts.tv_sec ^ (uint32_t)ts.tv_nsec;
 }
 
+static socklen_t clnt_rdma_addr_len(const struct sockaddr *addr)
+{
+	return addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+					  : sizeof(struct sockaddr_in6);
+}
+
+static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t prog,
+					  rpcvers_t vers, const struct rpcrdma_options *o)
+{
+	struct rpcrdma_clnt *ct = calloc(1, sizeof(*ct));
+
+	if (!ct)
+		return NULL;
+	pthread_mutex_init(&ct->lock, NULL);
+	pthread_cond_init(&ct->credit_cv, NULL);
+	if (o)
+		ct->opts = *o;
+	else
+		rpcrdma_options_init(&ct->opts);
+	memcpy(&ct->addr, addr, clnt_rdma_addr_len(addr));
+	ct->svcaddr = (struct netbuf){ .maxlen = sizeof(ct->addr), .buf = &ct->addr,
+				       .len = clnt_rdma_addr_len(addr) };
+	ct->prog = prog;
+	ct->vers = vers;
+	ct->xid = clnt_rdma_initial_xid();
+	return ct;
+}
+
 CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcvers_t vers,
 			     const struct rpcrdma_options *o)
 {
-	struct rpcrdma_ep_params params;
 	struct rpcrdma_clnt *ct;
 	CLIENT *cl;
 	int rc;
 
 	if (!addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
 		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNADDR, EAFNOSUPPORT);
-	ct = calloc(1, sizeof(*ct));
+	ct = clnt_rdma_new(addr, prog, vers, o);
 	cl = calloc(1, sizeof(*cl));
 	if (!ct || !cl) {
 		free(cl);
-		free(ct);
-		return clnt_rdma_create_fail(NULL, NULL, RPC_SYSTEMERROR, ENOMEM);
+		return clnt_rdma_create_fail(ct, NULL, RPC_SYSTEMERROR, ENOMEM);
 	}
-	pthread_mutex_init(&ct->lock, NULL);
-	if (o)
-		ct->opts = *o;
-	else
-		rpcrdma_options_init(&ct->opts);
 	cl->cl_netid = strdup(addr->sa_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6);
 	if (!cl->cl_netid)
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, ENOMEM);
 	if (rpcrdma_options_check(&ct->opts))
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, EINVAL);
-	rpcrdma_options_ep_params(&ct->opts, &params);
-	rc = rpcrdma_ep_connect(addr, &params, &ct->ep);
-	if (!rc)
-		rc = clnt_rdma_buffers(ct);
+	rc = clnt_conn_open(ct, &ct->conn);
 	if (rc)
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, -rc);
-	memcpy(&ct->addr, addr, addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
-							    : sizeof(struct sockaddr_in6));
-	ct->svcaddr = (struct netbuf){ .maxlen = sizeof(ct->addr), .buf = &ct->addr,
-				       .len = addr->sa_family == AF_INET ?
-				       sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6) };
-	rpcrdma_credits_client_init(&ct->credits, ct->opts.credits);
-	ct->prog = prog;
-	ct->vers = vers;
-	ct->xid = clnt_rdma_initial_xid();
+	ct->connects = 1;
 	cl->cl_ops = (struct clnt_ops *)&clnt_rdma_ops; /* libtirpc declares it non-const */
 	cl->cl_private = ct;
 	cl->cl_auth = authnone_create();

@@ -1,10 +1,14 @@
 /*
  * RPCBPROC_SET/UNSET over AF_LOCAL and RPCBPROC_DUMP lookups, with
- * libtirpc's own CLIENTs and XDR routines.
+ * libtirpc's own CLIENTs and XDR routines, and the wildcard merge of a
+ * looked-up address.
  */
 #include "rpcrdma/rpcbind.h"
 
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/un.h>
@@ -96,17 +100,66 @@ int rpcrdma_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const char *netid)
 	return rpcb_change(RPCBPROC_UNSET, &parms);
 }
 
-static CLIENT *remote_rpcbind(const char *host)
+/* rpcbind on @host, over TCP of @family first: a wildcard is merged with its address. */
+static CLIENT *remote_rpcbind(const char *host, int family)
 {
 	static const char *const nettypes[] = { "tcp", "tcp6" };
+	size_t first = family == AF_INET6;
 
-	for (size_t i = 0; i < sizeof(nettypes) / sizeof(nettypes[0]); i++) {
-		CLIENT *clnt = clnt_create(host, RPCBPROG, RPCBVERS, nettypes[i]);
+	for (size_t i = 0; i < 2; i++) {
+		CLIENT *clnt = clnt_create(host, RPCBPROG, RPCBVERS, nettypes[(first + i) % 2]);
 
 		if (clnt)
 			return clnt;
 	}
 	return NULL;
+}
+
+static bool addr_is_wildcard(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == htonl(INADDR_ANY);
+	return ss->ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+int rpcrdma_rpcb_merge(struct sockaddr_storage *addr, const struct sockaddr *host)
+{
+	if (!addr_is_wildcard(addr))
+		return 0;
+	if (!host || host->sa_family != addr->ss_family)
+		return -EAFNOSUPPORT;
+	if (host->sa_family == AF_INET) {
+		((struct sockaddr_in *)addr)->sin_addr = ((const struct sockaddr_in *)host)->sin_addr;
+	} else {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)addr;
+		const struct sockaddr_in6 *h6 = (const struct sockaddr_in6 *)host;
+
+		a6->sin6_addr = h6->sin6_addr;
+		a6->sin6_scope_id = h6->sin6_scope_id; /* a link-local host needs its interface */
+	}
+	return 0;
+}
+
+/* Merge a wildcard @out with the address rpcbind answered on, else with @host's. */
+static int merge_wildcard(CLIENT *clnt, const char *host, struct sockaddr_storage *out)
+{
+	struct addrinfo hints = { .ai_family = out->ss_family, .ai_socktype = SOCK_STREAM };
+	struct sockaddr_storage server = { 0 };
+	struct addrinfo *ai = NULL;
+	struct netbuf nb = { 0 };
+	int rc;
+
+	if (clnt_control(clnt, CLGET_SVC_ADDR, (char *)&nb) && nb.buf) {
+		memcpy(&server, nb.buf, nb.len < sizeof(server) ? nb.len : sizeof(server));
+		if (rpcrdma_rpcb_merge(out, (const struct sockaddr *)&server) == 0)
+			return 0;
+	}
+	if (getaddrinfo(host, NULL, &hints, &ai))
+		return -EHOSTUNREACH;
+	rc = rpcrdma_rpcb_merge(out, ai->ai_addr);
+	freeaddrinfo(ai);
+	return rc ? -EHOSTUNREACH : 0;
 }
 
 static const rpcb *find_entry(const rpcblist_ptr list, rpcprog_t prog, rpcvers_t vers,
@@ -130,7 +183,7 @@ int rpcrdma_rpcb_lookup(const char *host, rpcprog_t prog, rpcvers_t vers,
 
 	if (!rpcrdma_netid_family(netid, &family))
 		return -EINVAL;
-	clnt = remote_rpcbind(host);
+	clnt = remote_rpcbind(host, family);
 	if (!clnt)
 		return -EHOSTUNREACH;
 	st = clnt_call(clnt, RPCBPROC_DUMP, (xdrproc_t)(void (*)(void))xdr_void, NULL,
@@ -144,6 +197,8 @@ int rpcrdma_rpcb_lookup(const char *host, rpcprog_t prog, rpcvers_t vers,
 		if (!entry)
 			rpc_createerr.cf_stat = RPC_PROGNOTREGISTERED;
 		ret = !entry ? -ENOENT : rpcrdma_uaddr_parse(entry->r_addr, family, out);
+		if (!ret)
+			ret = merge_wildcard(clnt, host, out);
 	}
 	xdr_free((xdrproc_t)xdr_rpcblist_ptr, (char *)&list);
 	clnt_destroy(clnt);

@@ -5,7 +5,9 @@
  * local transport, with a universal address formatted in netconfig.c.
  * rpcbind answers RPCBPROC_GETADDR by the netid of the transport the
  * query arrived on, so lookups use RPCBPROC_DUMP and pick the entry by
- * program, version and netid.
+ * program, version and netid.  A service listening on the wildcard
+ * address is registered as such; a lookup puts the host's address in
+ * its place, as rpcbind's GETADDR does for TCP and UDP.
  *
  * Every function returns 0 or a negative errno value and, on failure,
  * leaves libtirpc's rpc_createerr describing the RPC-level cause.
@@ -30,10 +32,22 @@ int rpcrdma_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const char *netid);
 
 /*
  * rpcrdma_rpcb_lookup - the address @host's rpcbind lists for
- * (@prog, @vers, @netid).  Returns 0, -ENOENT (not registered),
- * -EHOSTUNREACH (rpcbind on @host not reachable), -EINVAL, -EIO.
+ * (@prog, @vers, @netid); a wildcard address becomes the address that
+ * rpcbind answered on or, in the other family, @host's first address
+ * of the netid's family.  Returns 0, -ENOENT (not registered),
+ * -EHOSTUNREACH (rpcbind on @host not reachable, or no address of the
+ * netid's family for a wildcard), -EINVAL, -EIO.
  */
 int rpcrdma_rpcb_lookup(const char *host, rpcprog_t prog, rpcvers_t vers,
 			const char *netid, struct sockaddr_storage *out);
+
+/*
+ * rpcrdma_rpcb_merge - when @addr is the wildcard address of its
+ * family, replace its address (not its port) with @host's.  Returns 0
+ * (merged, or @addr is no wildcard: unchanged), or -EAFNOSUPPORT when
+ * @addr is a wildcard and @host is NULL or of another family (@addr
+ * unchanged).
+ */
+int rpcrdma_rpcb_merge(struct sockaddr_storage *addr, const struct sockaddr *host);
 
 #endif

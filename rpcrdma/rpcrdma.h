@@ -72,7 +72,9 @@ struct rpcrdma_options {
 	 */
 	bool reconnect_resend;
 	int connect_timeout_ms;
-	struct timeval call_timeout; /* client: default for clnt_call when not CLSET_TIMEOUT */
+	/* client: what CLGET_TIMEOUT reports until CLSET_TIMEOUT; as with libtirpc's
+	 * transports, clnt_call() uses its own timeout unless CLSET_TIMEOUT was used */
+	struct timeval call_timeout;
 	const struct rpcrdma_ulb *ulb; /* client: binding of the program, or NULL */
 };
 
@@ -100,6 +102,9 @@ struct rpcrdma_conn_info {
 	enum rpcrdma_registration registration;
 	enum rpcrdma_ccp_outcome ccp;
 	uint32_t connects;           /* client: connections made so far (1 after create) */
+	/* client, memory windows: calls whose window the server invalidated, and we did */
+	uint64_t remote_invalidations;
+	uint64_t local_invalidations;
 };
 
 /* Largest max_rpc_size the options accept: 16 MiB of data plus headers. */
@@ -107,7 +112,8 @@ struct rpcrdma_conn_info {
 
 /*
  * rpcrdma_options_init - defaults: 4096-byte inline thresholds, 32
- * credits, max_rpc_size RPCRDMA_MAX_RPC_SIZE_LIMIT, IRD/ORD 16, 10 s
+ * credits, max_rpc_size RPCRDMA_MAX_RPC_SIZE_LIMIT, IRD/ORD 16,
+ * remote_invalidate set, no CCP, no resend after reconnect, 10 s
  * connect timeout, 25 s call timeout, no ULB.
  */
 void rpcrdma_options_init(struct rpcrdma_options *o);
@@ -165,7 +171,8 @@ int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info);
  * the dispatch table, rpcrdma_rpcb_set() for the listener's netid and
  * address, and remember @ulb (may be NULL; must stay valid) for the
  * replies of connections accepted afterwards.  A wildcard listener
- * address is registered as such (clients cannot use it).  Returns TRUE, or FALSE
+ * address is registered as such; clnt_rdma_create() then uses the
+ * address of the host it asked.  Returns TRUE, or FALSE
  * when svc_reg refuses, the table of bindings is full (8), or rpcbind
  * registration fails (rpc_createerr tells why).
  */

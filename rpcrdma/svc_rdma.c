@@ -1,8 +1,11 @@
 /*
  * The RPC-over-RDMA SVCXPRT: a listener transport whose xp_fd is the
  * rdma_cm channel (xp_recv accepts, like svc_vc's rendezvous) and one
- * connection transport per client whose xp_fd is the endpoint's
- * completion channel, so libtirpc's svc_run() serves both.
+ * connection transport per client whose xp_fd is an epoll set of the
+ * endpoint's completion channel and its own rdma_cm channel, so
+ * libtirpc's svc_run() serves both, and a disconnect wakes it even on
+ * a provider that flushes nothing until we tear the QP down (rxe): the
+ * connection is then destroyed by svc_run() (XPRT_DIED).
  *
  * A connection's xp_recv takes the next received message, validates
  * its transport header (a bad version is answered ERR_VERS, anything
@@ -15,6 +18,12 @@
  * the reply into the reply chunk, and Sends the transport header (and
  * the inline reply).  It never writes outside an offered segment.
  *
+ * Calls to the Connection Configuration Protocol (RFC 5666 section 6,
+ * program 100417) are answered here, on every connection, before
+ * libtirpc's dispatch table is consulted (which TCP transports share):
+ * the reply carries our receive size and IRD, and the client's sizes
+ * and read depth bound our inline replies and RDMA Reads from then on.
+ *
  * Receives that complete while a call is being served are queued and
  * xp_stat() reports XPRT_MOREREQS, so none is stranded behind a
  * completion channel event already consumed.  First version: replies
@@ -24,15 +33,19 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include <rpc/rpc.h>
 #include <rpc/svc_mt.h>
 
+#include "cm-private/ccp_negotiation.h"
 #include "rpcrdma/credits.h"
 #include "rpcrdma/netconfig.h"
 #include "rpcrdma/rpcbind.h"
 #include "rpcrdma/transport.h"
 #include "xdr/bytes.h"
+#include "xdr/ccp.h"
 #include "xdr/header.h"
 
 #define SVC_RDMA_MAX_ULBS 8
@@ -62,6 +75,7 @@ struct svc_rdma_conn {
 	SVCXPRT xprt;
 	SVCXPRT_EXT ext;
 	struct rpcrdma_ep *ep;
+	int epfd;                  /* xp_fd: completions and cm events */
 	struct rpcrdma_options opts;
 	struct svc_rdma_ulbs ulbs;
 	struct rpcrdma_credits_server credits;
@@ -72,6 +86,9 @@ struct svc_rdma_conn {
 	struct rpcrdma_wc *queue;  /* receives not yet served */
 	uint32_t qhead, qcount, qcap;
 	uint32_t io_pending;       /* Reads, Writes and Sends posted, not completed */
+	uint32_t reads_pending;    /* of which RDMA Reads */
+	uint32_t max_reads;        /* RDMA Reads we may have outstanding: ORD, or less after CCP */
+	uint32_t inline_send;      /* largest inline reply: private data, then CCP */
 	uint8_t *send_buf;
 	struct ibv_mr *send_mr;
 	uint32_t send_cap;
@@ -79,6 +96,8 @@ struct svc_rdma_conn {
 	/* the call being served */
 	struct rpcrdma_header hdr;
 	bool in_call, have_recv;
+	bool inv;                  /* its reply Send invalidates inv_rkey */
+	uint32_t inv_rkey;
 	uint32_t recv_index;
 	const uint8_t *call;
 	uint32_t call_len, args_off;
@@ -111,6 +130,8 @@ static const struct xp_ops2 svc_rdma_ops2 = { .xp_control = svc_rdma_control };
 
 static void svc_rdma_take_wc(struct svc_rdma_conn *c, const struct rpcrdma_wc *wc)
 {
+	if (wc->kind == RPCRDMA_WC_READ && c->reads_pending)
+		c->reads_pending--;
 	if (wc->status != IBV_WC_SUCCESS) {
 		c->dead = true;
 		if (wc->kind != RPCRDMA_WC_RECV && c->io_pending)
@@ -175,11 +196,18 @@ static int svc_rdma_read(struct svc_rdma_conn *c, uint8_t *dst, const struct rpc
 
 	if (!seg->length)
 		return 0;
+	if (!c->max_reads)
+		return -EPROTO; /* the client's CCP maxrdmaread was 0: no RDMA Reads */
+	while (c->reads_pending >= c->max_reads)
+		if (svc_rdma_progress(c))
+			return -EIO;
 	while ((rc = rpcrdma_ep_post_read(c->ep, &sge, 1, seg->offset, seg->handle, 0)) == -ENOBUFS)
 		if (svc_rdma_progress(c))
 			return -EIO;
-	if (!rc)
+	if (!rc) {
 		c->io_pending++;
+		c->reads_pending++;
+	}
 	return rc;
 }
 
@@ -197,12 +225,15 @@ static int svc_rdma_write(struct svc_rdma_conn *c, const uint8_t *src, uint32_t 
 	return rc;
 }
 
+/* The one Send that answers the current message; With Invalidate when svc_rdma_inv_rkey allowed. */
 static int svc_rdma_send(struct svc_rdma_conn *c, uint32_t len)
 {
 	struct ibv_sge sge = { (uintptr_t)c->send_buf, len, c->send_mr->lkey };
+	bool inv = c->inv;
 	int rc;
 
-	while ((rc = rpcrdma_ep_post_send(c->ep, &sge, 1, 0, false, 0)) == -ENOBUFS)
+	c->inv = false;
+	while ((rc = rpcrdma_ep_post_send(c->ep, &sge, 1, 0, inv, c->inv_rkey)) == -ENOBUFS)
 		if (svc_rdma_progress(c))
 			return -EIO;
 	if (rc) {
@@ -214,6 +245,38 @@ static int svc_rdma_send(struct svc_rdma_conn *c, uint32_t len)
 }
 
 /* ---- the call being served --------------------------------------------------------- */
+
+static bool svc_rdma_same_rkey(uint32_t handle, bool *found, uint32_t *rkey)
+{
+	if (*found)
+		return handle == *rkey;
+	*found = true;
+	*rkey = handle;
+	return true;
+}
+
+/*
+ * The rkey the reply may invalidate (RFC 8797 section 4.1): only when
+ * both peers set R and every segment of the call's chunks carries the
+ * same rkey, as the Linux server decides (svc_rdma_get_inv_rkey), so
+ * the invalidation cannot reach memory the client exposed for another
+ * XID.  A call without chunks invalidates nothing.
+ */
+static bool svc_rdma_inv_rkey(const struct svc_rdma_conn *c, const struct rpcrdma_header *h,
+			      uint32_t *rkey)
+{
+	bool found = false;
+
+	if (!rpcrdma_ep_info(c->ep)->inline_params.remote_invalidate)
+		return false;
+	for (uint32_t i = 0; i < h->nreads; i++)
+		if (!svc_rdma_same_rkey(h->reads[i].seg.handle, &found, rkey))
+			return false;
+	for (uint32_t i = 0; i < h->nsegs; i++)
+		if (!svc_rdma_same_rkey(h->segs[i].handle, &found, rkey))
+			return false;
+	return found;
+}
 
 /* Free what the current call holds and give its receive back. */
 static void svc_rdma_call_end(struct svc_rdma_conn *c)
@@ -382,6 +445,7 @@ static bool_t svc_rdma_take_call(struct svc_rdma_conn *c, const struct rpcrdma_w
 
 	c->have_recv = true;
 	c->recv_index = (uint32_t)wc->wr_id;
+	c->inv = false;
 	st = rpcrdma_header_decode(h, buf, wc->byte_len, NULL, &hlen);
 	if (st == RPCRDMA_HDR_SHORT && wc->byte_len < RPCRDMA_HDR_FIXED_BYTES)
 		goto drop;
@@ -393,6 +457,7 @@ static bool_t svc_rdma_take_call(struct svc_rdma_conn *c, const struct rpcrdma_w
 		goto drop;
 	if (st != RPCRDMA_HDR_OK || (h->type != RDMA_MSG && h->type != RDMA_NOMSG))
 		goto err_chunk;
+	c->inv = svc_rdma_inv_rkey(c, h, &c->inv_rkey);
 	rc = svc_rdma_pull(c, buf + hlen, wc->byte_len - (uint32_t)hlen);
 	if (rc == -EPROTO)
 		goto err_chunk;
@@ -417,6 +482,69 @@ drop:
 	return FALSE;
 }
 
+/* ---- Connection Configuration Protocol ---------------------------------------------------- */
+
+static bool_t svc_rdma_getargs(SVCXPRT *xprt, xdrproc_t xargs, void *args);
+static bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg);
+
+static struct rpcrdma_ccp_local svc_rdma_ccp_local(const struct svc_rdma_conn *c)
+{
+	return (struct rpcrdma_ccp_local){
+		.send_size = c->opts.inline_send,
+		.recv_size = c->opts.inline_recv,
+		.align = 0, /* no recommendation: we never send RDMA_MSGP */
+	};
+}
+
+/*
+ * CONF_RDMA: check and apply the client's values, answer with ours.
+ * Returns the accept status of the reply.
+ */
+static enum accept_stat svc_rdma_ccp_conf(struct svc_rdma_conn *c, struct rpcrdma_config_reply *rep)
+{
+	const struct rpcrdma_ep_info *ei = rpcrdma_ep_info(c->ep);
+	struct rpcrdma_ccp_local local = svc_rdma_ccp_local(c);
+	struct rpcrdma_config_req req;
+	uint32_t inline_send;
+
+	if (!svc_rdma_getargs(&c->xprt, (xdrproc_t)xdr_rpcrdma_config_req, &req) ||
+	    rpcrdma_ccp_server_apply(&local, &req, &inline_send) != RPCRDMA_CCP_OK)
+		return GARBAGE_ARGS;
+	/* Without private data CCP alone sizes our replies; with it, never above it. */
+	if (ei->peer_pd != RPCRDMA_PD_OK || inline_send < c->inline_send)
+		c->inline_send = inline_send;
+	if (req.maxrdmaread < c->max_reads)
+		c->max_reads = req.maxrdmaread;
+	*rep = rpcrdma_ccp_server_reply(&local, &ei->rd);
+	return SUCCESS;
+}
+
+/* Answer the CCP call @call decoded; ends the call. */
+static void svc_rdma_ccp(struct svc_rdma_conn *c, const struct rpc_msg *call)
+{
+	struct rpcrdma_config_reply rep;
+	struct rpc_msg r = { .rm_direction = REPLY };
+
+	r.rm_reply.rp_stat = MSG_ACCEPTED;
+	r.acpted_rply.ar_verf = _null_auth;
+	r.acpted_rply.ar_results.where = NULL;
+	r.acpted_rply.ar_results.proc = (xdrproc_t)(void (*)(void))xdr_void;
+	if (call->rm_call.cb_vers != RPCRDMA_CCP_VERSION) {
+		r.acpted_rply.ar_stat = PROG_MISMATCH;
+		r.acpted_rply.ar_vers.low = RPCRDMA_CCP_VERSION;
+		r.acpted_rply.ar_vers.high = RPCRDMA_CCP_VERSION;
+	} else if (call->rm_call.cb_proc == NULLPROC) {
+		r.acpted_rply.ar_stat = SUCCESS;
+	} else if (call->rm_call.cb_proc == RPCRDMA_CCP_PROC_CONF_RDMA) {
+		r.acpted_rply.ar_stat = svc_rdma_ccp_conf(c, &rep);
+		r.acpted_rply.ar_results.where = (caddr_t)&rep;
+		r.acpted_rply.ar_results.proc = (xdrproc_t)xdr_rpcrdma_config_reply;
+	} else {
+		r.acpted_rply.ar_stat = PROC_UNAVAIL;
+	}
+	svc_rdma_reply(&c->xprt, &r);
+}
+
 /* ---- connection xp_ops --------------------------------------------------------------- */
 
 static bool_t svc_rdma_recv(SVCXPRT *xprt, struct rpc_msg *msg)
@@ -428,6 +556,7 @@ static bool_t svc_rdma_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		struct rpcrdma_wc wc;
 
 		if (!c->qcount && svc_rdma_poll(c) <= 0) {
+			/* Woken by the cm channel, perhaps: a disconnect kills the connection. */
 			if (!c->dead && rpcrdma_ep_wait(c->ep, 0) < 0)
 				c->dead = true;
 			return FALSE;
@@ -437,8 +566,11 @@ static bool_t svc_rdma_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		wc = c->queue[c->qhead];
 		c->qhead = (c->qhead + 1) % c->qcap;
 		c->qcount--;
-		if (svc_rdma_take_call(c, &wc, msg))
+		if (!svc_rdma_take_call(c, &wc, msg))
+			continue;
+		if (msg->rm_call.cb_prog != RPCRDMA_CCP_PROGRAM)
 			return TRUE;
+		svc_rdma_ccp(c, msg);
 	}
 	return FALSE;
 }
@@ -640,7 +772,7 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 
 	rpcrdma_stream_items(&r->s, items);
 	svc_rdma_offered(&c->hdr, &offered);
-	if (rpcrdma_plan_reply(&desc, &offered, rpcrdma_ep_info(c->ep)->inline_params.send,
+	if (rpcrdma_plan_reply(&desc, &offered, c->inline_send,
 			       &r->plan) != RPCRDMA_PLAN_OK)
 		return -EPROTO;
 	rpcrdma_header_init(&r->out, xid, 1, r->plan.type);
@@ -703,6 +835,8 @@ static void svc_rdma_conn_free(struct svc_rdma_conn *c)
 		rpcrdma_mr_dereg(c->send_mr);
 		rpcrdma_ep_destroy(c->ep);
 	}
+	if (c->epfd >= 0)
+		close(c->epfd);
 	free(c->send_buf);
 	free(c->stage);
 	free(c->queue);
@@ -724,6 +858,32 @@ static const struct xp_ops svc_rdma_conn_ops = {
 	.xp_destroy = svc_rdma_destroy,
 };
 
+/* The values in force: CCP may have lowered the inline reply size since setup. */
+int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info)
+{
+	const struct rpcrdma_ep_info *ei;
+	const struct svc_rdma_conn *c;
+
+	if (!xprt || !info || xprt->xp_ops != &svc_rdma_conn_ops)
+		return -EINVAL;
+	c = conn_of(xprt);
+	ei = rpcrdma_ep_info(c->ep);
+	*info = (struct rpcrdma_conn_info){
+		.inline_send = c->inline_send,
+		.inline_recv = ei->inline_params.recv,
+		.credits = c->credits.max_requests,
+		.ird = ei->rd.ird,
+		.ord = ei->rd.ord,
+		.peer_private_data = ei->peer_pd == RPCRDMA_PD_OK,
+		.remote_invalidate = ei->inline_params.remote_invalidate,
+		.iwarp = ei->transport == IBV_TRANSPORT_IWARP,
+		.registration = RPCRDMA_REG_PER_CALL_MR, /* the server exposes no memory */
+		.ccp = RPCRDMA_CCP_NOT_ASKED,
+		.connects = 1,
+	};
+	return 0;
+}
+
 /* ---- listener --------------------------------------------------------------------------- */
 
 static socklen_t sockaddr_len(const struct sockaddr *sa)
@@ -742,9 +902,30 @@ static void svc_rdma_xprt_init(SVCXPRT *x, SVCXPRT_EXT *ext, void *self, int fd,
 	x->xp_p3 = ext;
 }
 
+/* One fd for svc_run(): readable on completions or a cm event (the peer's disconnect). */
+static int svc_rdma_conn_epoll(struct svc_rdma_conn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epfd < 0)
+		return -errno;
+	ev.data.fd = rpcrdma_ep_fd(c->ep);
+	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		return -errno;
+	ev.data.fd = rpcrdma_ep_cm_fd(c->ep);
+	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		return -errno;
+	return 0;
+}
+
 static int svc_rdma_conn_setup(struct svc_rdma_listener *ls, struct svc_rdma_conn *c)
 {
 	const struct sockaddr *peer = rpcrdma_ep_peer_addr(c->ep);
+	int rc = svc_rdma_conn_epoll(c);
+
+	if (rc)
+		return rc;
 
 	c->opts = ls->opts;
 	c->ulbs = ls->ulbs;
@@ -758,10 +939,12 @@ static int svc_rdma_conn_setup(struct svc_rdma_listener *ls, struct svc_rdma_con
 				    IBV_ACCESS_LOCAL_WRITE);
 	if (!c->send_mr)
 		return -ENOMEM;
+	c->inline_send = rpcrdma_ep_info(c->ep)->inline_params.send;
+	c->max_reads = rpcrdma_ep_info(c->ep)->rd.ord;
 	rpcrdma_credits_server_init(&c->credits, ls->opts.credits);
 	rpcrdma_credits_server_posted(&c->credits, ls->opts.credits);
 	memcpy(c->netid, ls->netid, sizeof(c->netid));
-	svc_rdma_xprt_init(&c->xprt, &c->ext, c, rpcrdma_ep_fd(c->ep), &svc_rdma_conn_ops, c->netid);
+	svc_rdma_xprt_init(&c->xprt, &c->ext, c, c->epfd, &svc_rdma_conn_ops, c->netid);
 	if (peer && (peer->sa_family == AF_INET || peer->sa_family == AF_INET6)) {
 		memcpy(&c->raddr, peer, sockaddr_len(peer));
 		memcpy(&c->xprt.xp_raddr, peer, sockaddr_len(peer));
@@ -792,6 +975,7 @@ static bool_t svc_rdma_accept(SVCXPRT *xprt, struct rpc_msg *msg)
 			rpcrdma_ep_destroy(ep);
 			continue;
 		}
+		c->epfd = -1;
 		c->ep = ep;
 		if (svc_rdma_conn_setup(ls, c)) {
 			svc_rdma_conn_free(c);

@@ -19,6 +19,7 @@ void rpcrdma_options_init(struct rpcrdma_options *o)
 	o->max_rpc_size = RPCRDMA_MAX_RPC_SIZE_LIMIT;
 	o->ird = 16;
 	o->ord = 16;
+	o->remote_invalidate = true;
 	o->connect_timeout_ms = 10000;
 	o->call_timeout.tv_sec = 25;
 }
@@ -28,7 +29,7 @@ int rpcrdma_options_check(const struct rpcrdma_options *o)
 	if (o->inline_send < 1024 || o->inline_recv < 1024 || o->inline_send > 262144 ||
 	    o->inline_recv > 262144 || !o->credits || o->credits > 1024 ||
 	    o->max_rpc_size < o->inline_send || o->max_rpc_size > RPCRDMA_MAX_RPC_SIZE_LIMIT ||
-	    o->use_ccp || o->connect_timeout_ms <= 0)
+	    o->connect_timeout_ms <= 0)
 		return -EINVAL;
 	return 0;
 }
@@ -39,7 +40,7 @@ void rpcrdma_options_ep_params(const struct rpcrdma_options *o, struct rpcrdma_e
 		.send_size = o->inline_send,
 		.recv_size = o->inline_recv,
 		.recv_count = o->credits,
-		.send_depth = RPCRDMA_SEND_DEPTH,
+		.send_depth = RPCRDMA_SEND_DEPTH + 3 * o->credits,
 		.max_send_sge = RPCRDMA_SEND_SGES,
 		.rd = { .ird = o->ird, .ord = o->ord },
 		.remote_invalidate = o->remote_invalidate,

@@ -20,12 +20,12 @@
 #define RPCRDMA_SEG_BYTES      (1u << 20) /* one registered segment at most */
 #define RPCRDMA_CALL_READ_SEGS 32u        /* read segments in one call */
 #define RPCRDMA_CHUNK_SEGS     32u        /* segments in one write or reply chunk */
-#define RPCRDMA_SEND_DEPTH     64u
+#define RPCRDMA_SEND_DEPTH     64u        /* plus 3 per credit: bind, Send, invalidate */
 #define RPCRDMA_SEND_SGES      6u         /* siw's max_sge */
 /* The RPC reply header: xid, REPLY, MSG_ACCEPTED, verifier (up to MAX_AUTH_BYTES), accept_stat. */
 #define RPCRDMA_REPLY_HDR_MAX  (24u + MAX_AUTH_BYTES)
 
-/* Returns 0 or -EINVAL when @o cannot work (sizes, credits, CCP asked for). */
+/* Returns 0 or -EINVAL when @o cannot work (sizes, credits, timeouts). */
 int rpcrdma_options_check(const struct rpcrdma_options *o);
 
 /* Endpoint parameters for @o. */

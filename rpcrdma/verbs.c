@@ -21,6 +21,13 @@
 /* rdma_conn_param carries IRD and ORD in 8 bits. */
 #define RPCRDMA_CM_DEPTH_MAX 255u
 #define RPCRDMA_WC_BATCH     16
+/* rdma_rxe's IBTA vendor id (drivers/infiniband/sw/rxe/rxe_param.h). */
+#define RPCRDMA_RXE_VENDOR_ID 0xffffffu
+/*
+ * The kernel's IB_WC_WITH_INVALIDATE (1 << 2); in a user CQE that bit
+ * is IBV_WC_IP_CSUM_OK.
+ */
+#define RPCRDMA_KERNEL_WC_WITH_INV (1u << 2)
 
 struct rpcrdma_send_slot {
 	uint64_t wr_id;
@@ -40,6 +47,7 @@ struct rpcrdma_ep {
 	uint32_t slots_busy;
 	uint32_t max_read_sge;
 	unsigned int cq_events;
+	bool rxe_wc_flags;       /* the device reports kernel wc_flags (see wc_recv_invalidate) */
 	bool passive;
 	bool accepted;
 	bool connected;
@@ -286,7 +294,9 @@ static int ep_query_device(struct rpcrdma_ep *ep)
 		return rc;
 	ep->info.dev.max_qp_rd_atom = (uint32_t)attr.max_qp_rd_atom;
 	ep->info.dev.max_qp_init_rd_atom = (uint32_t)attr.max_qp_init_rd_atom;
-	ep->info.device_has_mw = attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+	ep->info.device_has_mw = attr.device_cap_flags &
+				 (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+	ep->rxe_wc_flags = attr.vendor_id == RPCRDMA_RXE_VENDOR_ID;
 	ep->info.transport = ep->id->verbs->device->transport_type;
 	ep->params.max_send_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge);
 	ep->max_read_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge_rd);
@@ -419,6 +429,11 @@ static int ep_resolve(struct rpcrdma_ep *ep, const struct sockaddr *dst, int64_t
 	return ep_cm_wait(ep, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline);
 }
 
+/*
+ * The active side offers R only when it has memory windows: without
+ * them a call's memory is a region other calls may share, which the
+ * server must not invalidate (RFC 8797 section 4.1).
+ */
 static int ep_connect(struct rpcrdma_ep *ep, int64_t deadline)
 {
 	struct rdma_conn_param param = {
@@ -427,7 +442,12 @@ static int ep_connect(struct rpcrdma_ep *ep, int64_t deadline)
 		.retry_count = 6,
 		.rnr_retry_count = 7, /* a peer briefly out of receives slows us, no more */
 	};
+	int rc;
 
+	ep->params.remote_invalidate = ep->params.remote_invalidate && ep->info.device_has_mw;
+	rc = pd_msg_encode(&ep->params, &ep->local_pd, ep->pd_msg);
+	if (rc)
+		return rc;
 	ep->rd_requested = rpcrdma_rd_request(&ep->info.dev, &ep->params.rd);
 	param.responder_resources = (uint8_t)min_u32(ep->rd_requested.ird, RPCRDMA_CM_DEPTH_MAX);
 	param.initiator_depth = (uint8_t)min_u32(ep->rd_requested.ord, RPCRDMA_CM_DEPTH_MAX);
@@ -721,23 +741,90 @@ int rpcrdma_ep_post_write(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, 
 	return ep_post(ep, &wr, RPCRDMA_WC_WRITE, wr_id);
 }
 
+int rpcrdma_ep_mw_alloc(struct rpcrdma_ep *ep, struct ibv_mw **out)
+{
+	struct ibv_mw *mw;
+
+	if (!ep->info.device_has_mw)
+		return -EOPNOTSUPP;
+	mw = ibv_alloc_mw(ep->pd, IBV_MW_TYPE_2);
+	if (!mw)
+		return neg_errno(ENOMEM);
+	*out = mw;
+	return 0;
+}
+
+void rpcrdma_ep_mw_free(struct ibv_mw *mw)
+{
+	if (mw)
+		ibv_dealloc_mw(mw);
+}
+
+static bool mw_range_valid(const struct ibv_mr *mr, uint64_t addr, uint64_t len)
+{
+	uint64_t start = (uintptr_t)mr->addr;
+
+	return len && addr >= start && len <= mr->length && addr - start <= mr->length - len;
+}
+
+int rpcrdma_ep_post_bind_mw(struct rpcrdma_ep *ep, struct ibv_mw *mw, struct ibv_mr *mr,
+			    uint64_t addr, uint64_t len, unsigned int access, uint64_t wr_id,
+			    uint32_t *rkey)
+{
+	const unsigned int remote = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW };
+	int rc;
+
+	if (!mw || !mr || !access || (access & ~remote) || !mw_range_valid(mr, addr, len))
+		return -EINVAL;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = mr, .addr = addr, .length = len, .mw_access_flags = access,
+	};
+	rc = ep_post(ep, &wr, RPCRDMA_WC_BIND_MW, wr_id);
+	if (rc)
+		return rc;
+	mw->rkey = wr.bind_mw.rkey;
+	*rkey = mw->rkey;
+	return 0;
+}
+
+int rpcrdma_ep_post_local_inv(struct rpcrdma_ep *ep, uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_LOCAL_INV, .invalidate_rkey = rkey };
+
+	return ep_post(ep, &wr, RPCRDMA_WC_LOCAL_INV, wr_id);
+}
+
 int rpcrdma_ep_fd(const struct rpcrdma_ep *ep)
 {
 	return ep->comp_channel->fd;
 }
 
+int rpcrdma_ep_cm_fd(const struct rpcrdma_ep *ep)
+{
+	return ep->cm_channel->fd;
+}
+
 /*
- * rxe reports a Send With Invalidate's rkey without IBV_WC_WITH_INV (its
- * kernel sets IB_WC_WITH_INVALIDATE, whose bit means IBV_WC_IP_CSUM_OK
- * here), so a nonzero rkey counts too; the field shares a union with
- * the immediate data, so not when the Send carried one.
+ * A receive was a Send With Invalidate when the provider says so with
+ * IBV_WC_WITH_INV.  rxe does not: its kernel marks the CQE with
+ * IB_WC_WITH_INVALIDATE, which user space reads as IBV_WC_IP_CSUM_OK,
+ * and fills invalidated_rkey.  That bit is taken as the mark only on
+ * rxe (its vendor id), which sets it for nothing else and zeroes each
+ * CQE, and only without IBV_WC_WITH_IMM (the rkey shares a union with
+ * the immediate data).  The rkey alone is never trusted: providers
+ * leave it alone for plain Sends, and rpcrdma_ep_poll() zeroes the
+ * array they fill so a stale value cannot remain there either.
  */
-static void wc_recv_invalidate(const struct ibv_wc *in, struct rpcrdma_wc *out)
+static void wc_recv_invalidate(const struct rpcrdma_ep *ep, const struct ibv_wc *in,
+			       struct rpcrdma_wc *out)
 {
 	bool inv = in->wc_flags & IBV_WC_WITH_INV;
 
-	if (!inv && !(in->wc_flags & IBV_WC_WITH_IMM))
-		inv = in->invalidated_rkey != 0;
+	if (!inv && ep->rxe_wc_flags && !(in->wc_flags & IBV_WC_WITH_IMM))
+		inv = in->wc_flags & RPCRDMA_KERNEL_WC_WITH_INV;
 	out->with_invalidate = inv;
 	out->invalidated_rkey = inv ? in->invalidated_rkey : 0;
 }
@@ -752,7 +839,7 @@ static void wc_from_ibv(struct rpcrdma_ep *ep, const struct ibv_wc *in, struct r
 		out->wr_id = in->wr_id;
 		if (in->status == IBV_WC_SUCCESS) {
 			out->byte_len = in->byte_len;
-			wc_recv_invalidate(in, out);
+			wc_recv_invalidate(ep, in, out);
 		}
 		return;
 	}
@@ -783,6 +870,7 @@ int rpcrdma_ep_poll(struct rpcrdma_ep *ep, struct rpcrdma_wc *wc, int max)
 	if (rc || max <= 0)
 		return rc;
 	do {
+		memset(batch, 0, sizeof(batch));
 		n = ibv_poll_cq(ep->cq, min_u32((uint32_t)(max - count), RPCRDMA_WC_BATCH), batch);
 		for (int i = 0; i < n; i++)
 			wc_from_ibv(ep, &batch[i], &wc[count++]);

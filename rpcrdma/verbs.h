@@ -30,7 +30,12 @@ struct rpcrdma_ep_params {
 	uint32_t send_depth;         /* send-queue work requests outstanding at once */
 	uint32_t max_send_sge;       /* SGEs per Send, RDMA Read or RDMA Write */
 	struct rpcrdma_rd_depths rd; /* IRD/ORD we want; capped by the device */
-	bool remote_invalidate;      /* advertise R in the private data */
+	/*
+	 * Advertise R in the private data: the passive side whenever set
+	 * (it can post Send With Invalidate); the active side only on a
+	 * device with type-2 memory windows (what it would expose).
+	 */
+	bool remote_invalidate;
 	int timeout_ms;              /* address/route resolution and connect */
 };
 
@@ -40,7 +45,7 @@ struct rpcrdma_ep_info {
 	enum rpcrdma_pd_status peer_pd;             /* how the peer's private data decoded */
 	struct rpcrdma_rd_depths rd;                /* IRD/ORD in force on the QP */
 	struct rpcrdma_rd_limits dev;               /* the device's limits */
-	bool device_has_mw;                         /* type-2 memory windows supported */
+	bool device_has_mw;                         /* type-2 (2A or 2B) memory windows */
 	enum ibv_transport_type transport;          /* IB (rxe) or iWARP (siw) */
 };
 
@@ -58,7 +63,12 @@ struct rpcrdma_wc {
 	enum ibv_wc_status status;   /* IBV_WC_WR_FLUSH_ERR means teardown */
 	uint64_t wr_id;              /* RECV: the buffer index */
 	uint32_t byte_len;           /* RECV: bytes received */
-	uint32_t invalidated_rkey;   /* RECV: set when the Send carried an invalidate */
+	/*
+	 * RECV: the peer's Send With Invalidate invalidated this rkey on
+	 * our side.  Callers still compare it with the rkeys they exposed
+	 * for the message's XID before counting a window as invalidated.
+	 */
+	uint32_t invalidated_rkey;
 	bool with_invalidate;        /* RECV: invalidated_rkey is valid */
 };
 
@@ -115,8 +125,41 @@ int rpcrdma_ep_post_read(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, u
 int rpcrdma_ep_post_write(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t raddr,
 			  uint32_t rkey, uint64_t wr_id);
 
+/*
+ * rpcrdma_ep_mw_alloc - allocate a type-2 memory window on the
+ * endpoint's PD.  Returns 0 with *@out set, -EOPNOTSUPP when the device
+ * has no type-2 windows (info.device_has_mw), or -ENOMEM / -errno.
+ */
+int rpcrdma_ep_mw_alloc(struct rpcrdma_ep *ep, struct ibv_mw **out);
+/* Free a memory window; accepts NULL. */
+void rpcrdma_ep_mw_free(struct ibv_mw *mw);
+/*
+ * rpcrdma_ep_post_bind_mw - post a signaled IBV_WR_BIND_MW binding @mw
+ * to [@addr, @addr + @len) of @mr (registered with IBV_ACCESS_MW_BIND
+ * and, for remote write, IBV_ACCESS_LOCAL_WRITE) with @access
+ * (IBV_ACCESS_REMOTE_READ and/or IBV_ACCESS_REMOTE_WRITE).  The rkey is
+ * @mw->rkey bumped with ibv_inc_rkey(); it is stored back in @mw->rkey
+ * (the device checks the next bind against it) and returned in *@rkey.
+ * The window must be unbound (new, or invalidated).  Returns 0,
+ * -EINVAL (bad range or access), -ENOBUFS (send queue full),
+ * -ENOTCONN, or -errno from ibv_post_send.
+ */
+int rpcrdma_ep_post_bind_mw(struct rpcrdma_ep *ep, struct ibv_mw *mw, struct ibv_mr *mr,
+			    uint64_t addr, uint64_t len, unsigned int access, uint64_t wr_id,
+			    uint32_t *rkey);
+/*
+ * rpcrdma_ep_post_local_inv - post a signaled IBV_WR_LOCAL_INV of
+ * @rkey.  Returns 0, -ENOBUFS, -ENOTCONN or -errno.
+ */
+int rpcrdma_ep_post_local_inv(struct rpcrdma_ep *ep, uint32_t rkey, uint64_t wr_id);
+
 /* The completion channel fd: readable when completions may be ready. */
 int rpcrdma_ep_fd(const struct rpcrdma_ep *ep);
+/*
+ * The endpoint's rdma_cm channel fd: readable when a cm event (such as
+ * the peer's disconnect) is pending; rpcrdma_ep_wait() handles them.
+ */
+int rpcrdma_ep_cm_fd(const struct rpcrdma_ep *ep);
 /*
  * rpcrdma_ep_poll - collect up to @max completions without blocking
  * (consume the channel event, re-arm, poll, ack).  Returns the count.

@@ -359,6 +359,63 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* rxe has type-2 memory windows, siw has none: each gets its own strategy. */
+static void check_conn_info(struct tally *t, CLIENT *cl, const char *provider)
+{
+	bool windows = !strcmp(provider, "rxe");
+	struct rpcrdma_conn_info ci;
+	int rc = clnt_rdma_getinfo(cl, &ci);
+
+	if (rc) {
+		fail(t, "clnt_rdma_getinfo: %s", strerror(-rc));
+		return;
+	}
+	printf("rpc_basic: %s: inline %u/%u, credits %u, IRD/ORD %u/%u, %s, remote invalidation %s\n",
+	       t->label, ci.inline_send, ci.inline_recv, ci.credits, ci.ird, ci.ord,
+	       ci.registration == RPCRDMA_REG_MEMORY_WINDOW ? "memory windows" : "per-call MRs",
+	       ci.remote_invalidate ? "on" : "off");
+	if ((ci.registration == RPCRDMA_REG_MEMORY_WINDOW) != windows ||
+	    ci.remote_invalidate != windows || !ci.peer_private_data || ci.iwarp == windows)
+		fail(t, "unexpected connection parameters for %s", provider);
+}
+
+/* With windows and R on both sides, the server's Send With Invalidate ends each call's access. */
+static void check_invalidations(struct tally *t, CLIENT *cl, const char *provider)
+{
+	struct rpcrdma_conn_info ci;
+
+	if (clnt_rdma_getinfo(cl, &ci)) {
+		fail(t, "clnt_rdma_getinfo after the calls failed");
+		return;
+	}
+	printf("rpc_basic: %s: windows invalidated by the server %llu, locally %llu\n", t->label,
+	       (unsigned long long)ci.remote_invalidations,
+	       (unsigned long long)ci.local_invalidations);
+	if (!strcmp(provider, "rxe") && (!ci.remote_invalidations || ci.local_invalidations))
+		fail(t, "expected every window to be invalidated by the server");
+	if (strcmp(provider, "rxe") && (ci.remote_invalidations || ci.local_invalidations))
+		fail(t, "no windows expected on %s", provider);
+}
+
+/*
+ * Without a binding the client first offers a modest reply chunk; a
+ * longer reply makes the server answer ERR_CHUNK and the client sends
+ * the call again with room for max_rpc_size.
+ */
+static void check_unbound(struct tally *t, const char *host, const char *netid, uint8_t *buf)
+{
+	CLIENT *cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, NULL);
+
+	if (!cl) {
+		fail(t, "without a binding: %s", clnt_spcreateerror(host));
+		return;
+	}
+	check_echo(t, cl, buf, 1000);
+	check_long_res(t, cl, 1048577);
+	check_echo(t, cl, buf, 1048577);
+	clnt_destroy(cl);
+}
+
 static bool run_client(const char *provider, const char *host, const char *netid, uint8_t *buf)
 {
 	char label[96];
@@ -375,6 +432,7 @@ static bool run_client(const char *provider, const char *host, const char *netid
 		fail(&t, "%s", clnt_spcreateerror(host));
 		return false;
 	}
+	check_conn_info(&t, cl, provider);
 	if (call_ok(&t, cl, clnt_call(cl, RDMATEST_NULL, (xdrproc_t)(void (*)(void))xdr_void, NULL,
 				      (xdrproc_t)(void (*)(void))xdr_void, NULL, call_tv),
 		    "NULL", 0))
@@ -391,7 +449,9 @@ static bool run_client(const char *provider, const char *host, const char *netid
 		       now_s() - c0);
 		fflush(stdout);
 	}
+	check_invalidations(&t, cl, provider);
 	clnt_destroy(cl);
+	check_unbound(&t, host, netid, buf);
 	printf("rpc_basic: %s: %u calls ok, %u failed (%.1f s)\n", label, t.ok, t.failed,
 	       now_s() - t0);
 	return !t.failed;

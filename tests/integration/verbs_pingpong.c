@@ -477,10 +477,16 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
+/* What a side advertises: the client sets R only with memory windows. */
+static bool sent_r(const struct side *s)
+{
+	return s->params.remote_invalidate && (!strcmp(s->who, "server") || s->info.device_has_mw);
+}
+
 static void check_inline(const struct side *a, const struct side *b)
 {
 	const struct rpcrdma_inline_params *p = &a->info.inline_params;
-	bool r = a->params.remote_invalidate && b->params.remote_invalidate;
+	bool r = sent_r(a) && sent_r(b);
 
 	if (a->info.peer_pd != RPCRDMA_PD_OK)
 		die(a, "peer private data: %s", rpcrdma_pd_status_str(a->info.peer_pd));

@@ -1,0 +1,464 @@
+/*
+ * The CLIENT's connections: connecting and reconnecting, the slot table
+ * that matches replies to calls by XID, credit waits, the completion
+ * dispatcher and the poller hand-off that lets many threads wait on one
+ * completion queue.  A connection lives while the CLIENT uses it or a
+ * call is attached to it; a lost connection fails its calls and the
+ * next call builds a new one with credits at 1.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rpcrdma/clnt_internal.h"
+
+#define CONN_WC_BATCH     32
+#define CONN_KEEP_BYTES   (64ull << 20)
+#define CONN_INV_GRACE_MS 2000
+
+int64_t clnt_rdma_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void conn_free(struct clnt_rdma_conn *cn)
+{
+	if (!cn)
+		return;
+	rpcrdma_reg_destroy(cn->reg);
+	rpcrdma_mr_dereg(cn->send_mr);
+	rpcrdma_ep_destroy(cn->ep);
+	free(cn->send_bufs);
+	free(cn->slots);
+	free(cn);
+}
+
+void clnt_conn_put(struct clnt_rdma_conn *cn)
+{
+	if (cn && --cn->refs == 0)
+		conn_free(cn);
+}
+
+static int conn_buffers(struct clnt_rdma_conn *cn, uint32_t nslots)
+{
+	cn->nslots = nslots;
+	cn->slots = calloc(nslots, sizeof(*cn->slots));
+	cn->send_bufs = calloc(nslots, cn->send_size);
+	if (!cn->slots || !cn->send_bufs)
+		return -ENOMEM;
+	cn->send_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(cn->ep), cn->send_bufs,
+				     (size_t)nslots * cn->send_size, IBV_ACCESS_LOCAL_WRITE);
+	return cn->send_mr ? 0 : -errno;
+}
+
+static enum rpcrdma_registration conn_strategy(const struct rpcrdma_ep *ep)
+{
+	return rpcrdma_ep_info(ep)->device_has_mw ? RPCRDMA_REG_MEMORY_WINDOW
+						  : RPCRDMA_REG_PER_CALL_MR;
+}
+
+int clnt_conn_open(struct rpcrdma_clnt *ct, struct clnt_rdma_conn **out)
+{
+	struct rpcrdma_ep_params params;
+	struct clnt_rdma_conn *cn = calloc(1, sizeof(*cn));
+	const struct rpcrdma_ep_info *info;
+	int rc;
+
+	if (!cn)
+		return -ENOMEM;
+	cn->refs = 1;
+	rpcrdma_options_ep_params(&ct->opts, &params);
+	rc = rpcrdma_ep_connect((const struct sockaddr *)&ct->addr, &params, &cn->ep);
+	if (rc)
+		goto fail;
+	info = rpcrdma_ep_info(cn->ep);
+	cn->send_size = ct->opts.inline_send;
+	cn->inline_send = info->inline_params.send;
+	cn->inline_recv = info->inline_params.recv;
+	rc = conn_buffers(cn, ct->opts.credits);
+	if (!rc)
+		rc = rpcrdma_reg_create(cn->ep, conn_strategy(cn->ep), CONN_KEEP_BYTES, &cn->reg);
+	if (rc)
+		goto fail;
+	rpcrdma_credits_client_init(&cn->credits, ct->opts.credits);
+	rpcrdma_credits_client_reset(&cn->credits);
+	cn->ccp = RPCRDMA_CCP_NOT_ASKED;
+	if (ct->opts.use_ccp) {
+		rc = clnt_rdma_ccp(ct, cn);
+		if (rc)
+			goto fail;
+	}
+	*out = cn;
+	return 0;
+fail:
+	conn_free(cn);
+	return rc;
+}
+
+static void call_fail(struct clnt_rdma_call *c, int err)
+{
+	if (!c->failed) {
+		c->failed = true;
+		c->fail_errno = err;
+	}
+	pthread_cond_signal(&c->cv);
+}
+
+void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err)
+{
+	if (cn->dead)
+		return;
+	cn->dead = true;
+	cn->err = err;
+	for (uint32_t i = 0; i < cn->nslots; i++)
+		if (cn->slots[i].busy && cn->slots[i].call)
+			call_fail(cn->slots[i].call, err);
+	pthread_cond_broadcast(&ct->credit_cv);
+}
+
+uint8_t *clnt_conn_send_buf(const struct clnt_rdma_conn *cn, uint32_t slot)
+{
+	return cn->send_bufs + (size_t)slot * cn->send_size;
+}
+
+/* ---- slots and credits --------------------------------------------------------- */
+
+static void slot_release(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, uint32_t i)
+{
+	cn->slots[i] = (struct clnt_rdma_slot){ 0 };
+	rpcrdma_credits_client_release(&cn->credits);
+	pthread_cond_broadcast(&ct->credit_cv);
+}
+
+bool clnt_conn_take_slot(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c)
+{
+	uint32_t cap = cn->ccp_pending ? 1 : UINT32_MAX;
+
+	if (cn->dead || !rpcrdma_credits_client_acquire(&cn->credits, cap))
+		return false;
+	for (uint32_t i = 0; i < cn->nslots; i++)
+		if (!cn->slots[i].busy) {
+			cn->slots[i] = (struct clnt_rdma_slot){ .call = c, .xid = c->xid, .busy = true };
+			c->slot = i;
+			c->conn = cn;
+			cn->refs++;
+			c->replied = c->failed = c->have_recv = c->inv_pending = false;
+			c->invalidated_rkey = 0;
+			return true;
+		}
+	/* Unreachable while credits never exceed slots; do not leak the credit. */
+	rpcrdma_credits_client_release(&cn->credits);
+	return false;
+}
+
+static struct timespec abs_deadline(int64_t deadline_ms)
+{
+	struct timespec now, ts;
+	int64_t left = deadline_ms - clnt_rdma_now_ms();
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (left < 0)
+		left = 0;
+	ts.tv_sec = now.tv_sec + left / 1000;
+	ts.tv_nsec = now.tv_nsec + (left % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
+/*
+ * The live connection, building one when there is none: the builder
+ * connects without the lock while other callers wait for it.
+ */
+static int conn_current(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_conn **out)
+{
+	struct clnt_rdma_conn *cn;
+	int rc;
+
+	while (ct->connecting) {
+		struct timespec ts = abs_deadline(deadline);
+
+		if (clnt_rdma_now_ms() >= deadline)
+			return -ETIMEDOUT;
+		pthread_cond_timedwait(&ct->credit_cv, &ct->lock, &ts);
+	}
+	if (ct->conn && !ct->conn->dead) {
+		*out = ct->conn;
+		return 0;
+	}
+	clnt_conn_put(ct->conn);
+	ct->conn = NULL;
+	ct->connecting = true;
+	pthread_mutex_unlock(&ct->lock);
+	rc = clnt_conn_open(ct, &cn);
+	pthread_mutex_lock(&ct->lock);
+	ct->connecting = false;
+	pthread_cond_broadcast(&ct->credit_cv);
+	if (rc)
+		return rc;
+	ct->connects++;
+	ct->conn = *out = cn;
+	return 0;
+}
+
+int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
+{
+	struct clnt_rdma_conn *cn;
+	int rc;
+
+	for (;;) {
+		rc = conn_current(ct, deadline, &cn);
+		if (rc)
+			return rc;
+		if (clnt_conn_take_slot(cn, c))
+			return 0;
+		/* Every credit held by a call nobody waits for: start afresh. */
+		if (cn->orphans && cn->orphans >= cn->credits.outstanding) {
+			clnt_conn_kill(ct, cn, ETIMEDOUT);
+			continue;
+		}
+		if (clnt_rdma_now_ms() >= deadline)
+			return -ETIMEDOUT;
+		struct timespec ts = abs_deadline(deadline);
+		pthread_cond_timedwait(&ct->credit_cv, &ct->lock, &ts);
+	}
+}
+
+static void conn_repost(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, uint32_t index)
+{
+	if (!cn->dead && rpcrdma_ep_repost_recv(cn->ep, index))
+		clnt_conn_kill(ct, cn, EIO);
+}
+
+void clnt_conn_detach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
+{
+	struct clnt_rdma_conn *cn = c->conn;
+	struct clnt_rdma_slot *s;
+
+	if (!cn)
+		return;
+	s = &cn->slots[c->slot];
+	if (c->have_recv)
+		conn_repost(ct, cn, c->recv_index);
+	c->have_recv = false;
+	if (!cn->dead && (s->reply_pending || s->send_pending)) {
+		s->call = NULL;
+		if (s->reply_pending)
+			cn->orphans++;
+	} else {
+		slot_release(ct, cn, c->slot);
+	}
+	c->conn = NULL;
+	clnt_conn_put(cn);
+}
+
+int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)clnt_conn_send_buf(cn, c->slot),
+		.length = len,
+		.lkey = cn->send_mr->lkey,
+	};
+	int rc;
+
+	if (cn->dead)
+		return -ENOTCONN;
+	rc = rpcrdma_ep_post_send(cn->ep, &sge, 1, c->slot, false, 0);
+	if (!rc)
+		cn->slots[c->slot].send_pending = cn->slots[c->slot].reply_pending = true;
+	return rc;
+}
+
+/* ---- completions ------------------------------------------------------------------ */
+
+static uint32_t be32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static struct clnt_rdma_slot *conn_slot_by_xid(struct clnt_rdma_conn *cn, uint32_t xid)
+{
+	for (uint32_t i = 0; i < cn->nslots; i++)
+		if (cn->slots[i].busy && cn->slots[i].reply_pending && cn->slots[i].xid == xid)
+			return &cn->slots[i];
+	return NULL;
+}
+
+/* The slot whose Send or local invalidation completed, if still in use. */
+static struct clnt_rdma_slot *conn_slot_by_index(struct clnt_rdma_conn *cn, uint64_t index)
+{
+	return index < cn->nslots && cn->slots[index].busy ? &cn->slots[index] : NULL;
+}
+
+static void conn_orphan_check(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
+			      struct clnt_rdma_slot *s)
+{
+	if (!s->call && !s->reply_pending && !s->send_pending)
+		slot_release(ct, cn, (uint32_t)(s - cn->slots));
+}
+
+/* A reply: the credit grant is applied at once, the rest is the caller's. */
+static void conn_take_reply(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
+			    const struct rpcrdma_wc *wc)
+{
+	const uint8_t *buf = rpcrdma_ep_recv_buf(cn->ep, (uint32_t)wc->wr_id);
+	struct clnt_rdma_slot *s = wc->byte_len >= 4 ? conn_slot_by_xid(cn, be32_at(buf)) : NULL;
+
+	if (!s) {
+		/* A duplicate, a reply to nothing, or garbage: drop it. */
+		conn_repost(ct, cn, (uint32_t)wc->wr_id);
+		return;
+	}
+	if (wc->byte_len >= 16 && be32_at(buf + 4) == RPCRDMA_VERSION)
+		rpcrdma_credits_client_grant(&cn->credits, be32_at(buf + 8));
+	pthread_cond_broadcast(&ct->credit_cv);
+	s->reply_pending = false;
+	if (!s->call) {
+		cn->orphans--;
+		conn_repost(ct, cn, (uint32_t)wc->wr_id);
+		conn_orphan_check(ct, cn, s);
+		return;
+	}
+	s->call->replied = s->call->have_recv = true;
+	s->call->recv_index = (uint32_t)wc->wr_id;
+	s->call->recv_len = wc->byte_len;
+	s->call->invalidated_rkey = wc->with_invalidate ? wc->invalidated_rkey : 0;
+	pthread_cond_signal(&s->call->cv);
+}
+
+static void conn_take_wc(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
+			 const struct rpcrdma_wc *wc)
+{
+	struct clnt_rdma_slot *s;
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		clnt_conn_kill(ct, cn, wc->status == IBV_WC_WR_FLUSH_ERR ? ECONNRESET : EIO);
+		return;
+	}
+	switch (wc->kind) {
+	case RPCRDMA_WC_RECV:
+		conn_take_reply(ct, cn, wc);
+		return;
+	case RPCRDMA_WC_SEND:
+		s = conn_slot_by_index(cn, wc->wr_id);
+		if (!s)
+			return;
+		s->send_pending = false;
+		if (s->call)
+			pthread_cond_signal(&s->call->cv);
+		else
+			conn_orphan_check(ct, cn, s);
+		return;
+	case RPCRDMA_WC_LOCAL_INV:
+		s = conn_slot_by_index(cn, wc->wr_id);
+		if (s && s->call && s->call->inv_pending) {
+			s->call->inv_pending = false;
+			rpcrdma_reg_revoked(s->call->rb);
+			pthread_cond_signal(&s->call->cv);
+		}
+		return;
+	default:
+		return; /* window binds: a failure shows as a broken queue pair */
+	}
+}
+
+/* Poll and dispatch what is there.  ct->lock held. */
+static void conn_progress(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
+{
+	struct rpcrdma_wc wc[CONN_WC_BATCH];
+	int n, rc;
+
+	if (cn->dead)
+		return;
+	rc = rpcrdma_ep_wait(cn->ep, 0);
+	if (rc < 0) {
+		clnt_conn_kill(ct, cn, -rc);
+		return;
+	}
+	do {
+		n = rpcrdma_ep_poll(cn->ep, wc, CONN_WC_BATCH);
+		if (n < 0) {
+			clnt_conn_kill(ct, cn, -n);
+			return;
+		}
+		for (int i = 0; i < n && !cn->dead; i++)
+			conn_take_wc(ct, cn, &wc[i]);
+	} while (n == CONN_WC_BATCH && !cn->dead);
+}
+
+/* Sleep without the lock until the completion or cm channel has news. */
+static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t deadline)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = rpcrdma_ep_fd(cn->ep), .events = POLLIN },
+		{ .fd = rpcrdma_ep_cm_fd(cn->ep), .events = POLLIN },
+	};
+	int64_t left = deadline - clnt_rdma_now_ms();
+
+	if (left <= 0)
+		return;
+	pthread_mutex_unlock(&ct->lock);
+	(void)poll(pfd, 2, left > 1000 ? 1000 : (int)left);
+	pthread_mutex_lock(&ct->lock);
+}
+
+/* The poller left: wake one waiting call to take over. */
+static void conn_handoff(struct clnt_rdma_conn *cn)
+{
+	for (uint32_t i = 0; i < cn->nslots; i++) {
+		struct clnt_rdma_call *c = cn->slots[i].call;
+
+		if (cn->slots[i].busy && c && c->waiting) {
+			pthread_cond_signal(&c->cv);
+			return;
+		}
+	}
+}
+
+int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
+		   bool (*done)(const struct clnt_rdma_call *c))
+{
+	struct clnt_rdma_conn *cn = c->conn;
+	int rc = 0;
+
+	while (!done(c)) {
+		if (c->failed || cn->dead) {
+			rc = -(c->failed ? c->fail_errno : cn->err);
+			break;
+		}
+		if (clnt_rdma_now_ms() >= deadline) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (!cn->polling) {
+			cn->polling = true;
+			conn_progress(ct, cn);
+			if (!done(c) && !c->failed && !cn->dead)
+				conn_sleep(ct, cn, deadline);
+			conn_progress(ct, cn);
+			cn->polling = false;
+			continue;
+		}
+		struct timespec ts = abs_deadline(deadline);
+
+		c->waiting = true;
+		pthread_cond_timedwait(&c->cv, &ct->lock, &ts);
+		c->waiting = false;
+	}
+	if (!cn->polling)
+		conn_handoff(cn);
+	return rc;
+}
+
+/* For callers that must not return while a window may still be written. */
+int64_t clnt_conn_inv_deadline(void)
+{
+	return clnt_rdma_now_ms() + CONN_INV_GRACE_MS;
+}

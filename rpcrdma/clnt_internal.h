@@ -1,0 +1,174 @@
+/*
+ * State shared by the CLIENT's files: clnt_rdma.c (clnt_ops, creation,
+ * marshalling and decoding of one call) and clnt_conn.c (connections,
+ * slots, completions, waiting, reconnect).
+ *
+ * Locking: one mutex per CLIENT (ct->lock) guards everything here
+ * except what a call owns alone while it marshals or decodes.  One
+ * waiting thread at a time is the connection's poller: it sleeps in
+ * poll() without the lock and dispatches completions with it; the
+ * others sleep on their call's condition variable.
+ */
+#ifndef RPCRDMA_CLNT_INTERNAL_H
+#define RPCRDMA_CLNT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rpc/rpc.h>
+
+#include "cm-private/ccp_negotiation.h"
+#include "rpcrdma/credits.h"
+#include "rpcrdma/registration.h"
+#include "rpcrdma/transport.h"
+#include "xdr/header.h"
+
+struct clnt_rdma_call;
+
+/* A call's place on a connection: its send buffer and its XID. */
+struct clnt_rdma_slot {
+	struct clnt_rdma_call *call; /* NULL once the caller gave up (orphan) */
+	uint32_t xid;
+	bool busy;
+	bool send_pending;           /* the Send from this slot is not completed */
+	bool reply_pending;          /* the call was sent and no reply came yet */
+};
+
+struct clnt_rdma_conn {
+	struct rpcrdma_ep *ep;
+	struct rpcrdma_reg *reg;
+	uint8_t *send_bufs;
+	struct ibv_mr *send_mr;
+	uint32_t send_size;          /* each slot's send buffer */
+	struct clnt_rdma_slot *slots;
+	uint32_t nslots;
+	uint32_t orphans;            /* slots whose caller gave up before the reply */
+	struct rpcrdma_credits_client credits;
+	uint32_t inline_send;        /* in force: private data, then CCP */
+	uint32_t inline_recv;
+	bool ccp_pending;            /* CCP asked for and not answered: one credit, 1 KB */
+	struct rpcrdma_ccp_client ccp_state;
+	enum rpcrdma_ccp_outcome ccp;
+	uint32_t refs;               /* calls attached, plus one while current */
+	bool dead;
+	int err;                     /* why it died (errno) */
+	bool polling;                /* a thread is the poller */
+};
+
+struct clnt_rdma_call {
+	pthread_cond_t cv;
+	struct clnt_rdma_conn *conn; /* attached connection, or NULL */
+	uint32_t slot;
+	uint32_t xid;
+	bool waiting;                /* asleep on cv */
+	bool replied;
+	bool inv_pending;            /* a local invalidation is posted */
+	bool failed;
+	int fail_errno;
+	struct rpc_err err;          /* this call's outcome, copied to ct->err at the end */
+	bool have_recv;
+	uint32_t recv_index, recv_len, invalidated_rkey;
+	/* marshalling, owned by the caller */
+	rpcprog_t prog;
+	rpcvers_t vers;
+	rpcproc_t proc;
+	const struct rpcrdma_ulb_proc *binding;
+	uint8_t *stage;
+	uint32_t stage_cap;
+	struct rpcrdma_xdr_stream s;
+	struct rpcrdma_call_plan plan;
+	struct rpcrdma_header hdr;
+	bool sent;                   /* posted on the current attempt's connection */
+	bool conn_lost;              /* the attempt failed with its connection */
+	bool err_chunk;              /* the server answered RDMA_ERROR ERR_CHUNK */
+	bool big_reply;              /* offer reply room for max_rpc_size */
+	struct rpcrdma_regbuf *rb;
+	uint32_t rb_len;
+	uint32_t read_off[RPCRDMA_MAX_READ_SEGS];     /* offsets in rb */
+	uint32_t write_off[RPCRDMA_MAX_WRITE_CHUNKS]; /* offsets in rb */
+	uint32_t reply_off;
+};
+
+struct rpcrdma_clnt {
+	pthread_mutex_t lock;
+	pthread_cond_t credit_cv;    /* credits or connection state changed */
+	struct clnt_rdma_conn *conn; /* current connection, or NULL */
+	bool connecting;             /* a thread is building the next connection */
+	uint32_t connects;
+	struct rpcrdma_options opts;
+	struct timeval timeout;
+	bool timeout_set;
+	uint32_t xid;                /* of the last call */
+	rpcprog_t prog;
+	rpcvers_t vers;
+	struct rpc_err err;
+	struct sockaddr_storage addr;
+	struct netbuf svcaddr;
+};
+
+int64_t clnt_rdma_now_ms(void);
+
+/*
+ * clnt_conn_open - connect to ct->addr and build a connection with
+ * credits at 1, running CCP on it first when the options ask for it.
+ * Called without ct->lock.  Returns 0 or -errno.
+ */
+int clnt_conn_open(struct rpcrdma_clnt *ct, struct clnt_rdma_conn **out);
+
+/*
+ * clnt_rdma_ccp - the CCP exchange on the new, unpublished connection
+ * @cn (clnt_rdma.c).  Called without ct->lock.  Sets cn->ccp and the
+ * inline sizes in force; fails only when the connection broke
+ * (returns -errno).
+ */
+int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn);
+
+/*
+ * clnt_conn_take_slot - a credit and a slot on @cn for @c, and a
+ * reference.  ct->lock held.  Returns false when no credit is free.
+ */
+bool clnt_conn_take_slot(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c);
+
+/* Drop a reference; the last one frees the connection.  ct->lock held. */
+void clnt_conn_put(struct clnt_rdma_conn *cn);
+
+/* Mark @cn dead with @err and wake everything waiting on it.  ct->lock held. */
+void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err);
+
+/*
+ * clnt_conn_attach - take a credit and a slot on ct->conn for @c
+ * (reconnecting first when there is no live connection), waiting up to
+ * @deadline.  ct->lock held.  Returns 0, -ETIMEDOUT, or -errno of a
+ * failed connect.
+ */
+int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline);
+
+/*
+ * clnt_conn_detach - give back @c's receive buffer, slot and credit (or
+ * leave the slot as an orphan when the reply or Send completion is
+ * still due) and its reference.  ct->lock held.
+ */
+void clnt_conn_detach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c);
+
+/* The slot's send buffer. */
+uint8_t *clnt_conn_send_buf(const struct clnt_rdma_conn *cn, uint32_t slot);
+
+/*
+ * clnt_conn_post_send - Send @len bytes of @c's slot buffer.
+ * ct->lock held.  Returns 0 or -errno.
+ */
+int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uint32_t len);
+
+/*
+ * clnt_conn_wait - wait until @done(@c), @c fails, or @deadline; the
+ * waiting thread may serve as the poller.  ct->lock held.  Returns 0,
+ * -ETIMEDOUT, or -errno of the failure (-ECONNRESET: connection lost).
+ */
+int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
+		   bool (*done)(const struct clnt_rdma_call *c));
+
+/* How long a call waits for its local invalidation before giving up the connection. */
+int64_t clnt_conn_inv_deadline(void);
+
+#endif

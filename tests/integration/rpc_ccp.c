@@ -1,0 +1,207 @@
+/*
+ * The Connection Configuration Protocol (RFC 5666 section 6) from the
+ * client's side: off (not asked), on against our server (which serves
+ * program 100417 on every connection: CCP used, its values in force),
+ * and on against the Linux kernel NFS server, which does not offer it
+ * (fallback to the private-data values, and NFS calls still work).
+ * Usage: rpc_ccp ADDR [NFS_ADDR]   (NFS_ADDR: knfsd's RDMA port 20049)
+ */
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "rdmatest.h"
+#include "rpcrdma/rpcrdma.h"
+
+#define NFS_PROGRAM 100003
+#define NFS_V3      3
+#define NFS_RDMA_PORT 20049
+
+static unsigned int failures;
+static const struct timeval call_tv = { 20, 0 };
+
+static void __attribute__((format(printf, 1, 2))) check_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "rpc_ccp: FAIL: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	failures++;
+}
+
+static bool parse_addr(const char *addr, unsigned int port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)port);
+		return true;
+	}
+	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)port);
+		return true;
+	}
+	return false;
+}
+
+static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
+{
+	rdmatest_data arg = { 0 };
+
+	if (rq->rq_proc == RDMATEST_NULL) {
+		svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
+		return;
+	}
+	if (rq->rq_proc != RDMATEST_ECHO) {
+		svcerr_noproc(xprt);
+		return;
+	}
+	if (!svc_getargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg)) {
+		svcerr_decode(xprt);
+		return;
+	}
+	svc_sendreply(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
+	svc_freeargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
+}
+
+static void *server_main(void *unused)
+{
+	(void)unused;
+	svc_run();
+	return NULL;
+}
+
+static const char *ccp_str(enum rpcrdma_ccp_outcome o)
+{
+	switch (o) {
+	case RPCRDMA_CCP_NOT_ASKED:
+		return "not asked";
+	case RPCRDMA_CCP_USED:
+		return "used";
+	case RPCRDMA_CCP_NOT_OFFERED:
+		return "not offered";
+	}
+	return "?";
+}
+
+static bool echo_ok(CLIENT *cl, uint32_t len)
+{
+	rdmatest_data arg = { len, malloc(len ? len : 1) };
+	rdmatest_data res = { 0 };
+	enum clnt_stat st;
+	bool ok;
+
+	for (uint32_t i = 0; i < len; i++)
+		arg.rdmatest_data_val[i] = (char)(i * 7 + 3);
+	st = clnt_call(cl, RDMATEST_ECHO, (xdrproc_t)xdr_rdmatest_data, (char *)&arg,
+		       (xdrproc_t)xdr_rdmatest_data, (char *)&res, call_tv);
+	ok = st == RPC_SUCCESS && res.rdmatest_data_len == len &&
+	     !memcmp(res.rdmatest_data_val, arg.rdmatest_data_val, len);
+	if (!ok)
+		check_fail("echo of %u bytes: %s", len, st == RPC_SUCCESS ? "different bytes"
+							       : clnt_sperror(cl, "call"));
+	clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_data, (char *)&res);
+	free(arg.rdmatest_data_val);
+	return ok;
+}
+
+static CLIENT *connect_to(const char *addr, unsigned int port, rpcprog_t prog, rpcvers_t vers,
+			  bool ccp, struct rpcrdma_conn_info *ci)
+{
+	struct rpcrdma_options o;
+	struct sockaddr_storage ss;
+	CLIENT *cl;
+
+	rpcrdma_options_init(&o);
+	o.use_ccp = ccp;
+	parse_addr(addr, port, &ss);
+	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, prog, vers, &o);
+	if (!cl) {
+		check_fail("%s: %s", addr, clnt_spcreateerror("clnt_rdma_tli_create"));
+		return NULL;
+	}
+	if (clnt_rdma_getinfo(cl, ci))
+		check_fail("clnt_rdma_getinfo failed");
+	printf("rpc_ccp: %s port %u, CCP %s: %s; inline %u/%u, credits %u\n", addr, port,
+	       ccp ? "asked" : "off", ccp_str(ci->ccp), ci->inline_send, ci->inline_recv,
+	       ci->credits);
+	return cl;
+}
+
+static void check_our_server(const char *addr, unsigned int port)
+{
+	struct rpcrdma_conn_info ci;
+	CLIENT *cl;
+
+	for (int ccp = 0; ccp < 2; ccp++) {
+		cl = connect_to(addr, port, RDMATEST_PROG, RDMATEST_V1, ccp, &ci);
+		if (!cl)
+			continue;
+		if (ci.ccp != (ccp ? RPCRDMA_CCP_USED : RPCRDMA_CCP_NOT_ASKED))
+			check_fail("CCP outcome \"%s\"", ccp_str(ci.ccp));
+		/* Our server's CONF_RDMA reply offers its receive size, 4096 by default. */
+		if (ccp && ci.inline_send != 4096)
+			check_fail("inline send %u after CCP, expected the server's 4096",
+				   ci.inline_send);
+		echo_ok(cl, 3000);
+		echo_ok(cl, 100000);
+		clnt_destroy(cl);
+	}
+}
+
+static void check_knfsd(const char *addr)
+{
+	struct rpcrdma_conn_info ci;
+	enum clnt_stat st;
+	CLIENT *cl = connect_to(addr, NFS_RDMA_PORT, NFS_PROGRAM, NFS_V3, true, &ci);
+
+	if (!cl)
+		return;
+	if (ci.ccp != RPCRDMA_CCP_NOT_OFFERED)
+		check_fail("knfsd: CCP outcome \"%s\", expected \"not offered\"", ccp_str(ci.ccp));
+	st = clnt_call(cl, 0, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+		       (xdrproc_t)(void (*)(void))xdr_void, NULL, call_tv);
+	if (st != RPC_SUCCESS)
+		check_fail("knfsd: NFSPROC3_NULL after the CCP fallback: %s",
+			   clnt_sperror(cl, "call"));
+	else
+		printf("rpc_ccp: knfsd: NFSPROC3_NULL ok after the fallback\n");
+	clnt_destroy(cl);
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_storage ss;
+	pthread_t server;
+	SVCXPRT *x;
+
+	setrlimit(RLIMIT_MEMLOCK, &(struct rlimit){ RLIM_INFINITY, RLIM_INFINITY });
+	if (argc < 2 || argc > 3 || !parse_addr(argv[1], 0, &ss)) {
+		fprintf(stderr, "usage: rpc_ccp ADDR [NFS_ADDR]\n");
+		return 2;
+	}
+	x = svc_rdma_create((struct sockaddr *)&ss, NULL);
+	if (!x || !svc_reg(x, RDMATEST_PROG, RDMATEST_V1, dispatch, NULL) ||
+	    pthread_create(&server, NULL, server_main, NULL)) {
+		fprintf(stderr, "rpc_ccp: %s", clnt_spcreateerror("server"));
+		return 1;
+	}
+	check_our_server(argv[1], x->xp_port);
+	if (argc == 3)
+		check_knfsd(argv[2]);
+	printf("rpc_ccp: %s\n", failures ? "FAILED" : "all passed");
+	fflush(stdout);
+	_exit(failures ? 1 : 0); /* the server thread stays in svc_run */
+}

@@ -1,0 +1,309 @@
+/*
+ * Connection loss and reconnect of the RDMA CLIENT against a server
+ * process that dies in the middle of a call.  The server (this program
+ * run as `rpc_reconnect --server ADDR PORT CRASH`) serves the rdmatest
+ * program; with CRASH=1 an ECHO of "crash" makes it exit without
+ * replying.  The client side checks, per address:
+ *   1. the call in flight when the server dies fails with RPC_CANTRECV
+ *      (not a timeout), quickly;
+ *   2. a call while no server listens fails with RPC_CANTSEND;
+ *   3. after a restart on the same port the same CLIENT reconnects
+ *      (connects = 2) and works;
+ *   4. with reconnect_resend, a call whose server dies is sent again on
+ *      a new connection to a restarted server and succeeds.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rdmatest.h"
+#include "rpcrdma/rpcrdma.h"
+
+extern char **environ;
+
+static const char *self;
+static bool crash_on_echo;
+static unsigned int failures;
+
+static void __attribute__((format(printf, 1, 2))) check_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "rpc_reconnect: FAIL: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	failures++;
+}
+
+static bool parse_addr(const char *addr, unsigned int port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)port);
+		return true;
+	}
+	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)port);
+		return true;
+	}
+	return false;
+}
+
+/* ---- server process ------------------------------------------------------------------ */
+
+static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
+{
+	rdmatest_data arg = { 0 };
+
+	if (rq->rq_proc == RDMATEST_NULL) {
+		svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
+		return;
+	}
+	if (rq->rq_proc != RDMATEST_ECHO) {
+		svcerr_noproc(xprt);
+		return;
+	}
+	if (!svc_getargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg)) {
+		svcerr_decode(xprt);
+		return;
+	}
+	if (crash_on_echo && arg.rdmatest_data_len == 5 &&
+	    !memcmp(arg.rdmatest_data_val, "crash", 5))
+		_exit(3);
+	svc_sendreply(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
+	svc_freeargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
+}
+
+/* Listen on ADDR:PORT (retrying while the old listener's port is released), print the port. */
+static int server_main(const char *addr, unsigned int port)
+{
+	struct sockaddr_storage ss;
+	SVCXPRT *x = NULL;
+
+	if (!parse_addr(addr, port, &ss))
+		return 2;
+	for (int i = 0; i < 50 && !x; i++) {
+		x = svc_rdma_create((struct sockaddr *)&ss, NULL);
+		if (!x)
+			usleep(100000);
+	}
+	if (!x || !svc_reg(x, RDMATEST_PROG, RDMATEST_V1, dispatch, NULL)) {
+		fprintf(stderr, "rpc_reconnect: server: %s", clnt_spcreateerror(addr));
+		return 1;
+	}
+	printf("%u\n", (unsigned)x->xp_port);
+	fflush(stdout);
+	svc_run();
+	return 1;
+}
+
+/* ---- client side --------------------------------------------------------------------- */
+
+struct server {
+	pid_t pid;
+	unsigned int port;
+};
+
+/* Start a server process; read its port from its stdout. */
+static bool server_start(const char *addr, unsigned int port, bool crash, struct server *s)
+{
+	char portbuf[16], line[32] = "";
+	char *argv[] = { (char *)self, "--server", (char *)addr, portbuf,
+			 crash ? "1" : "0", NULL };
+	posix_spawn_file_actions_t fa;
+	int fd[2];
+	ssize_t n;
+
+	snprintf(portbuf, sizeof(portbuf), "%u", port);
+	if (pipe(fd))
+		return false;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addclose(&fa, fd[0]);
+	if (posix_spawn(&s->pid, self, &fa, NULL, argv, environ)) {
+		posix_spawn_file_actions_destroy(&fa);
+		return false;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(fd[1]);
+	n = read(fd[0], line, sizeof(line) - 1);
+	close(fd[0]);
+	s->port = n > 0 ? (unsigned int)strtoul(line, NULL, 10) : 0;
+	return s->port != 0;
+}
+
+static void server_stop(struct server *s)
+{
+	if (s->pid > 0) {
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, NULL, 0);
+		s->pid = 0;
+	}
+}
+
+static enum clnt_stat echo(CLIENT *cl, const char *text, int seconds)
+{
+	rdmatest_data arg = { (u_int)strlen(text), (char *)text };
+	rdmatest_data res = { 0 };
+	struct timeval tv = { seconds, 0 };
+	enum clnt_stat st;
+
+	st = clnt_call(cl, RDMATEST_ECHO, (xdrproc_t)xdr_rdmatest_data, (char *)&arg,
+		       (xdrproc_t)xdr_rdmatest_data, (char *)&res, tv);
+	if (st == RPC_SUCCESS && (res.rdmatest_data_len != arg.rdmatest_data_len ||
+				  memcmp(res.rdmatest_data_val, text, arg.rdmatest_data_len)))
+		check_fail("echo of \"%s\" came back different", text);
+	clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_data, (char *)&res);
+	return st;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void expect(CLIENT *cl, const char *what, enum clnt_stat got, enum clnt_stat want)
+{
+	if (got == want) {
+		printf("rpc_reconnect: %s: %s (as expected)\n", what, clnt_sperrno(got));
+		return;
+	}
+	check_fail("%s: %s, expected %s", what, clnt_sperror(cl, "call"), clnt_sperrno(want));
+}
+
+static unsigned int connects(CLIENT *cl)
+{
+	struct rpcrdma_conn_info ci;
+
+	return clnt_rdma_getinfo(cl, &ci) ? 0 : ci.connects;
+}
+
+static CLIENT *client(const char *addr, unsigned int port, bool resend)
+{
+	struct rpcrdma_options o;
+	struct sockaddr_storage ss;
+	CLIENT *cl;
+
+	rpcrdma_options_init(&o);
+	o.reconnect_resend = resend;
+	parse_addr(addr, port, &ss);
+	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, RDMATEST_PROG, RDMATEST_V1, &o);
+	if (!cl)
+		check_fail("%s", clnt_spcreateerror(addr));
+	return cl;
+}
+
+/* Steps 1-3: failures are reported, the same CLIENT reconnects. */
+static void check_fail_and_reconnect(const char *addr)
+{
+	struct server s = { 0 };
+	double t0;
+	CLIENT *cl;
+
+	if (!server_start(addr, 0, true, &s) || !(cl = client(addr, s.port, false))) {
+		check_fail("%s: cannot start the server or connect", addr);
+		server_stop(&s);
+		return;
+	}
+	expect(cl, "echo before the crash", echo(cl, "hello", 10), RPC_SUCCESS);
+	t0 = now_s();
+	expect(cl, "echo the server dies in", echo(cl, "crash", 20), RPC_CANTRECV);
+	if (now_s() - t0 > 10)
+		check_fail("the lost connection was noticed only after %.1f s", now_s() - t0);
+	server_stop(&s);
+	expect(cl, "echo with no server", echo(cl, "nobody", 10), RPC_CANTSEND);
+	if (!server_start(addr, s.port, true, &s)) {
+		check_fail("%s: cannot restart the server on port %u", addr, s.port);
+	} else {
+		expect(cl, "echo after the restart", echo(cl, "again", 10), RPC_SUCCESS);
+		if (connects(cl) != 2)
+			check_fail("connects = %u after one reconnect, expected 2", connects(cl));
+	}
+	clnt_destroy(cl);
+	server_stop(&s);
+}
+
+struct restarter {
+	const char *addr;
+	struct server s;
+	bool ok;
+};
+
+/* Wait for the crashing server to exit, then start one that answers. */
+static void *restart_main(void *arg)
+{
+	struct restarter *r = arg;
+	unsigned int port = r->s.port;
+
+	waitpid(r->s.pid, NULL, 0);
+	r->s.pid = 0;
+	r->ok = server_start(r->addr, port, false, &r->s);
+	return NULL;
+}
+
+/* Step 4: the call survives its server's death by being sent again. */
+static void check_resend(const char *addr)
+{
+	struct restarter r = { .addr = addr };
+	pthread_t t;
+	CLIENT *cl;
+
+	if (!server_start(addr, 0, true, &r.s) || !(cl = client(addr, r.s.port, true))) {
+		check_fail("%s: cannot start the server or connect", addr);
+		server_stop(&r.s);
+		return;
+	}
+	expect(cl, "resend: echo before the crash", echo(cl, "hello", 10), RPC_SUCCESS);
+	pthread_create(&t, NULL, restart_main, &r);
+	expect(cl, "resend: echo the server dies in", echo(cl, "crash", 30), RPC_SUCCESS);
+	pthread_join(t, NULL);
+	if (!r.ok)
+		check_fail("%s: the restarted server did not start", addr);
+	if (connects(cl) != 2)
+		check_fail("connects = %u after the resend, expected 2", connects(cl));
+	clnt_destroy(cl);
+	server_stop(&r.s);
+}
+
+int main(int argc, char **argv)
+{
+	self = argv[0];
+	setrlimit(RLIMIT_MEMLOCK, &(struct rlimit){ RLIM_INFINITY, RLIM_INFINITY });
+	if (argc == 5 && !strcmp(argv[1], "--server")) {
+		crash_on_echo = !strcmp(argv[4], "1");
+		return server_main(argv[2], (unsigned int)strtoul(argv[3], NULL, 10));
+	}
+	if (argc < 2) {
+		fprintf(stderr, "usage: rpc_reconnect ADDR...\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 1; i < argc; i++) {
+		printf("rpc_reconnect: %s\n", argv[i]);
+		check_fail_and_reconnect(argv[i]);
+		check_resend(argv[i]);
+	}
+	printf("rpc_reconnect: %s\n", failures ? "FAILED" : "all passed");
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,468 @@
+/*
+ * svc_conn: what svc_rdma does for each accepted connection by itself,
+ * on one soft-RDMA device.  A thread serves an svc_rdma listener and a
+ * TCP transport with a copy of libtirpc's svc_run() loop; the main
+ * thread is the client, with rpcrdma's CLIENT:
+ *
+ * - the Connection Configuration Protocol (RFC 5666 section 6, program
+ *   100417) is answered on the RDMA connection with the server's values
+ *   (CONF_RDMA, NULL; GARBAGE_ARGS, PROC_UNAVAIL, PROG_MISMATCH for bad
+ *   calls), and is not served over TCP;
+ * - svc_rdma_getinfo() describes the connection to the dispatch
+ *   function (with CCP's effect), and refuses listeners and TCP
+ *   transports;
+ * - once the client destroys its CLIENT, the server destroys the
+ *   connection's transport (its fd leaves svc_pollfd) within a second;
+ * - a listener on the wildcard address registered with svc_rdma_reg()
+ *   is found by rpcrdma_rpcb_lookup() and clnt_rdma_create() at ADDR.
+ *
+ *   svc_conn PROVIDER ADDR     (run by svc_conn.test)
+ *
+ * Prints a PASS line per check; the first failure prints FAIL and
+ * exits 1.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rpc/rpc.h>
+
+#include "rpcrdma/netconfig.h"
+#include "rpcrdma/rpcbind.h"
+#include "rpcrdma/rpcrdma.h"
+#include "xdr/ccp.h"
+
+#define SERVER_SEND   8192u  /* the server's inline_send option */
+#define SERVER_RECV   16384u /* the server's inline_recv option: CONF_RDMA's maxcall_sendsize */
+#define CCP_MAXREPLY  2048u  /* the client's maxreply_sendsize: caps the server's inline replies */
+
+#define TEST_PROG     0x20000778u
+#define WILD_PROG     0x20000779u  /* registered with rpcbind on the wildcard listener */
+#define TEST_VERS     1u
+#define PROC_INFO     1u     /* result: INFO_WORDS words, see info_words() */
+#define INFO_WORDS    15u
+#define SERVER_CREDITS 24u
+
+static const struct timeval call_timeout = { 10, 0 };
+
+static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("svc_conn: FAIL: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	exit(1);
+}
+
+static void __attribute__((format(printf, 1, 2))) pass(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("svc_conn: PASS: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* ---- server --------------------------------------------------------------------------------- */
+
+/* The fd of the connection that served PROC_INFO, and whether svc_run() still polls it. */
+static atomic_int watched_fd = -1;
+static atomic_bool watched_polled;
+
+static bool svc_polls(int fd)
+{
+	for (int i = 0; i < svc_max_pollfd; i++)
+		if (svc_pollfd[i].fd == fd)
+			return true;
+	return false;
+}
+
+/* svc_run()'s loop, with a timeout so watched_polled stays fresh. */
+static void *svc_main(void *arg)
+{
+	struct pollfd *fds = NULL;
+
+	(void)arg;
+	for (;;) {
+		int n = svc_max_pollfd;
+
+		if (watched_fd >= 0)
+			watched_polled = svc_polls(watched_fd);
+
+		fds = realloc(fds, (size_t)(n ? n : 1) * sizeof(*fds));
+		if (!fds)
+			fail("out of memory");
+		for (int i = 0; i < n; i++)
+			fds[i] = (struct pollfd){ svc_pollfd[i].fd, svc_pollfd[i].events, 0 };
+		n = poll(fds, (nfds_t)n, 100);
+		if (n > 0)
+			svc_getreq_poll(fds, n);
+	}
+	return NULL;
+}
+
+struct server {
+	SVCXPRT *rdma, *tcp, *wild;
+	struct sockaddr_storage rdma_addr, tcp_addr;
+};
+
+static struct server server;
+
+static bool_t xdr_info(XDR *x, uint32_t *w)
+{
+	return xdr_vector(x, (char *)w, INFO_WORDS, sizeof(uint32_t), (xdrproc_t)xdr_uint32_t);
+}
+
+/* svc_rdma_getinfo() on the calling connection, the listener, the TCP transport and NULL. */
+static void info_words(SVCXPRT *xprt, uint32_t *w)
+{
+	struct rpcrdma_conn_info ci = { 0 };
+
+	w[0] = (uint32_t)svc_rdma_getinfo(xprt, &ci);
+	w[1] = (uint32_t)svc_rdma_getinfo(server.rdma, &ci);
+	w[2] = (uint32_t)svc_rdma_getinfo(server.tcp, &ci);
+	w[3] = (uint32_t)svc_rdma_getinfo(NULL, &ci);
+	svc_rdma_getinfo(xprt, &ci);
+	w[4] = ci.inline_send;
+	w[5] = ci.inline_recv;
+	w[6] = ci.credits;
+	w[7] = ci.ird;
+	w[8] = ci.ord;
+	w[9] = ci.peer_private_data;
+	w[10] = ci.remote_invalidate;
+	w[11] = ci.iwarp;
+	w[12] = ci.registration;
+	w[13] = ci.ccp;
+	w[14] = ci.connects;
+}
+
+static void test_dispatch(struct svc_req *rq, SVCXPRT *xprt)
+{
+	uint32_t w[INFO_WORDS];
+
+	if (rq->rq_proc == NULLPROC) {
+		svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
+	} else if (rq->rq_proc == PROC_INFO) {
+		info_words(xprt, w);
+		watched_polled = svc_polls(xprt->xp_fd);
+		watched_fd = xprt->xp_fd;
+		svc_sendreply(xprt, (xdrproc_t)xdr_info, (char *)w);
+	} else {
+		svcerr_noproc(xprt);
+	}
+}
+
+static void set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+static socklen_t salen(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+}
+
+/* A TCP transport on @addr's address, for the checks that CCP is RDMA's alone. */
+static SVCXPRT *tcp_start(const struct sockaddr_storage *addr, struct sockaddr_storage *bound)
+{
+	socklen_t len = sizeof(*bound);
+	SVCXPRT *x;
+	int fd;
+
+	*bound = *addr;
+	fd = socket(addr->ss_family, SOCK_STREAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)bound, salen(bound)) || listen(fd, 4) ||
+	    getsockname(fd, (struct sockaddr *)bound, &len))
+		fail("TCP socket: %s", strerror(errno));
+	x = svc_vc_create(fd, 0, 0);
+	if (!x)
+		fail("svc_vc_create failed");
+	return x;
+}
+
+static void server_start(const struct sockaddr_storage *addr, struct server *s)
+{
+	struct rpcrdma_options o;
+	pthread_t thread;
+
+	rpcrdma_options_init(&o);
+	o.inline_send = SERVER_SEND;
+	o.inline_recv = SERVER_RECV;
+	o.credits = SERVER_CREDITS;
+	s->rdma = svc_rdma_create((const struct sockaddr *)addr, &o);
+	if (!s->rdma)
+		fail("svc_rdma_create: %s", clnt_spcreateerror("svc_rdma_create"));
+	if (!svc_reg(s->rdma, TEST_PROG, TEST_VERS, test_dispatch, NULL))
+		fail("svc_reg failed");
+	s->rdma_addr = *addr;
+	set_port(&s->rdma_addr, s->rdma->xp_port);
+	s->tcp = tcp_start(addr, &s->tcp_addr);
+	s->wild = svc_rdma_create((const struct sockaddr *)&(struct sockaddr_storage){
+					  .ss_family = addr->ss_family }, &o);
+	if (!s->wild || !svc_rdma_reg(s->wild, WILD_PROG, TEST_VERS, test_dispatch, NULL))
+		fail("wildcard listener: %s", clnt_spcreateerror("svc_rdma_create/svc_rdma_reg"));
+	if (pthread_create(&thread, NULL, svc_main, NULL))
+		fail("pthread_create failed");
+	pthread_detach(thread);
+}
+
+/* ---- Connection Configuration Protocol ---------------------------------------------------- */
+
+/* Two of CONF_RDMA's three words. */
+static bool_t xdr_short_req(XDR *x, struct rpcrdma_config_req *req)
+{
+	return xdr_uint32_t(x, &req->maxcall_sendsize) && xdr_uint32_t(x, &req->maxreply_sendsize);
+}
+
+static enum clnt_stat ccp_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs,
+			       struct rpcrdma_config_req *req, struct rpcrdma_config_reply *rep)
+{
+	return clnt_call(cl, proc, xargs, (char *)req, (xdrproc_t)xdr_rpcrdma_config_reply,
+			 (char *)rep, call_timeout);
+}
+
+static void expect_stat(CLIENT *cl, enum clnt_stat got, enum clnt_stat want, const char *what)
+{
+	if (got != want)
+		fail("%s: %s, expected %s", what, clnt_sperror(cl, "clnt_call"), clnt_sperrno(want));
+	pass("%s: %s", what, clnt_sperrno(got));
+}
+
+static void check_ccp_errors(CLIENT *cl)
+{
+	struct rpcrdma_config_req req = { 1024, 1024, 1 }, tiny = { 512, 4096, 1 };
+	struct rpcrdma_config_reply rep;
+	rpcvers_t v = 2;
+
+	expect_stat(cl, ccp_call(cl, RPCRDMA_CCP_PROC_CONF_RDMA, (xdrproc_t)xdr_short_req, &req, &rep),
+		    RPC_CANTDECODEARGS, "CONF_RDMA with two words");
+	expect_stat(cl, ccp_call(cl, RPCRDMA_CCP_PROC_CONF_RDMA, (xdrproc_t)xdr_rpcrdma_config_req,
+				 &tiny, &rep),
+		    RPC_CANTDECODEARGS, "CONF_RDMA with maxcall_sendsize 512");
+	expect_stat(cl, clnt_call(cl, 2, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+		    RPC_PROCUNAVAIL, "CCP procedure 2");
+	clnt_control(cl, CLSET_VERS, (char *)&v);
+	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+		    RPC_PROGVERSMISMATCH, "CCP version 2");
+	v = RPCRDMA_CCP_VERSION;
+	clnt_control(cl, CLSET_VERS, (char *)&v);
+}
+
+/* CONF_RDMA and its effect as the connection describes itself; returns the CLIENT. */
+static CLIENT *check_ccp(const struct server *s, struct rpcrdma_config_reply *out)
+{
+	struct rpcrdma_config_req req = { 4096, CCP_MAXREPLY, 4 };
+	struct rpcrdma_config_reply rep = { 0, 0, 0 };
+	struct rpcrdma_conn_info ci;
+	struct rpcrdma_options o;
+	CLIENT *cl;
+
+	/*
+	 * Without a binding the CLIENT registers a reply chunk of
+	 * max_rpc_size for every call; siw charges that to RLIMIT_MEMLOCK.
+	 */
+	rpcrdma_options_init(&o);
+	o.max_rpc_size = 65536;
+	cl = clnt_rdma_tli_create((const struct sockaddr *)&s->rdma_addr, RPCRDMA_CCP_PROGRAM,
+				  RPCRDMA_CCP_VERSION, &o);
+	if (!cl)
+		fail("clnt_rdma_tli_create: %s", clnt_spcreateerror("CCP client"));
+	if (clnt_rdma_getinfo(cl, &ci))
+		fail("clnt_rdma_getinfo failed");
+	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+		    RPC_SUCCESS, "CCP NULL");
+	expect_stat(cl, ccp_call(cl, RPCRDMA_CCP_PROC_CONF_RDMA, (xdrproc_t)xdr_rpcrdma_config_req,
+				 &req, &rep),
+		    RPC_SUCCESS, "CONF_RDMA");
+	if (rep.maxcall_sendsize != SERVER_RECV || rep.align != 0 || !rep.maxrdmaread ||
+	    rep.maxrdmaread < ci.ord)
+		fail("CONF_RDMA reply: maxcall_sendsize %u align %u maxrdmaread %u; expected %u, 0, "
+		     "at least the client's ORD %u", rep.maxcall_sendsize, rep.align,
+		     rep.maxrdmaread, SERVER_RECV, ci.ord);
+	pass("CONF_RDMA reply: maxcall_sendsize %u align %u maxrdmaread %u (client ORD %u)",
+	     rep.maxcall_sendsize, rep.align, rep.maxrdmaread, ci.ord);
+	check_ccp_errors(cl);
+	*out = rep;
+	return cl;
+}
+
+static void expect_word(const uint32_t *w, unsigned int i, uint32_t want, const char *what)
+{
+	if (w[i] != want)
+		fail("svc_rdma_getinfo: %s is %d, expected %d", what, (int)w[i], (int)want);
+}
+
+/* The dispatch function's view of the connection CONF_RDMA configured. */
+static void check_getinfo(CLIENT *cl, const struct rpcrdma_config_reply *rep, bool iwarp)
+{
+	struct rpcrdma_conn_info ci;
+	rpcprog_t prog = TEST_PROG;
+	rpcvers_t vers = TEST_VERS;
+	uint32_t w[INFO_WORDS];
+
+	if (clnt_rdma_getinfo(cl, &ci))
+		fail("clnt_rdma_getinfo failed");
+	clnt_control(cl, CLSET_PROG, (char *)&prog);
+	clnt_control(cl, CLSET_VERS, (char *)&vers);
+	expect_stat(cl, clnt_call(cl, PROC_INFO, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)xdr_info, (char *)w, call_timeout),
+		    RPC_SUCCESS, "INFO on the CCP-configured connection");
+	expect_word(w, 0, 0, "the return code on the connection");
+	expect_word(w, 1, (uint32_t)-EINVAL, "the return code on the listener");
+	expect_word(w, 2, (uint32_t)-EINVAL, "the return code on a TCP transport");
+	expect_word(w, 3, (uint32_t)-EINVAL, "the return code on NULL");
+	pass("svc_rdma_getinfo: 0 on the connection, -EINVAL on the listener, TCP and NULL");
+	/* CCP lowered the inline replies below what the private data allowed. */
+	expect_word(w, 4, CCP_MAXREPLY, "inline_send");
+	expect_word(w, 5, ci.inline_send, "inline_recv (the client's inline_send)");
+	expect_word(w, 6, SERVER_CREDITS, "credits");
+	expect_word(w, 7, rep->maxrdmaread, "ird (CONF_RDMA's maxrdmaread)");
+	expect_word(w, 8, ci.ird, "ord (the client's IRD)");
+	expect_word(w, 9, 1, "peer_private_data");
+	expect_word(w, 10, 0, "remote_invalidate");
+	expect_word(w, 11, iwarp, "iwarp");
+	expect_word(w, 12, RPCRDMA_REG_PER_CALL_MR, "registration");
+	expect_word(w, 13, RPCRDMA_CCP_NOT_ASKED, "ccp");
+	expect_word(w, 14, 1, "connects");
+	pass("svc_rdma_getinfo: inline send %u recv %u, credits %u, IRD %u ORD %u, %s", w[4], w[5],
+	     w[6], w[7], w[8], iwarp ? "iWARP" : "IB");
+}
+
+/* Over TCP the CCP program does not exist. */
+static void check_ccp_not_on_tcp(const struct server *s)
+{
+	int fd = socket(s->tcp_addr.ss_family, SOCK_STREAM, 0);
+	struct netbuf nb = { sizeof(s->tcp_addr), sizeof(s->tcp_addr), (void *)&s->tcp_addr };
+	CLIENT *cl;
+
+	if (fd < 0 || connect(fd, (const struct sockaddr *)&s->tcp_addr, salen(&s->tcp_addr)))
+		fail("TCP connect: %s", strerror(errno));
+	cl = clnt_vc_create(fd, &nb, RPCRDMA_CCP_PROGRAM, RPCRDMA_CCP_VERSION, 0, 0);
+	if (!cl)
+		fail("clnt_vc_create: %s", clnt_spcreateerror("TCP client"));
+	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+		    RPC_PROGUNAVAIL, "CCP NULL over TCP");
+	clnt_destroy(cl);
+	close(fd);
+}
+
+/* ---- reaping --------------------------------------------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* @cl served PROC_INFO; after clnt_destroy() its server transport must go. */
+static void check_reaped(CLIENT *cl)
+{
+	int64_t t0;
+
+	if (watched_fd < 0 || !watched_polled)
+		fail("the connection that served INFO (fd %d) is not in svc_pollfd", (int)watched_fd);
+	pass("the connection's fd %d is polled by the server", (int)watched_fd);
+	t0 = now_ms();
+	clnt_destroy(cl);
+	while (watched_polled) {
+		if (now_ms() - t0 > 1000)
+			fail("the server still polls the connection 1 s after clnt_destroy()");
+		usleep(10000);
+	}
+	pass("the server destroyed the connection %lld ms after clnt_destroy()",
+	     (long long)(now_ms() - t0));
+}
+
+/* ---- wildcard registration ------------------------------------------------------------------- */
+
+static void check_wildcard(const struct server *s, const char *host)
+{
+	const char *netid = s->rdma_addr.ss_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6;
+	struct sockaddr_storage found, want = s->rdma_addr;
+	struct rpcrdma_options o;
+	CLIENT *cl;
+	int rc;
+
+	set_port(&want, s->wild->xp_port);
+	rc = rpcrdma_rpcb_lookup(host, WILD_PROG, TEST_VERS, netid, &found);
+	if (rc)
+		fail("rpcrdma_rpcb_lookup(%s) of the wildcard listener: %s", host, strerror(-rc));
+	if (memcmp(&found, &want, salen(&want)))
+		fail("rpcrdma_rpcb_lookup(%s) of the wildcard listener found another address", host);
+	pass("rpcrdma_rpcb_lookup(%s) of the wildcard listener: %s port %u", host, host,
+	     s->wild->xp_port);
+	rpcrdma_options_init(&o);
+	o.max_rpc_size = 65536;
+	cl = clnt_rdma_create(host, WILD_PROG, TEST_VERS, netid, &o);
+	if (!cl)
+		fail("clnt_rdma_create(%s): %s", host, clnt_spcreateerror("wildcard"));
+	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+		    RPC_SUCCESS, "NULL through clnt_rdma_create() to the wildcard listener");
+	clnt_destroy(cl);
+	rpcrdma_rpcb_unset(WILD_PROG, TEST_VERS, netid);
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+static int parse_addr(const char *text, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, text, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
+		ss->ss_family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, text, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
+		ss->ss_family = AF_INET6;
+		return 0;
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct rpcrdma_config_reply rep;
+	struct sockaddr_storage addr;
+	struct server *s = &server;
+	bool iwarp;
+	CLIENT *cl;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc != 3 || (strcmp(argv[1], "rxe") && strcmp(argv[1], "siw")) ||
+	    parse_addr(argv[2], &addr)) {
+		fprintf(stderr, "usage: svc_conn rxe|siw ADDR\n");
+		return 2;
+	}
+	iwarp = !strcmp(argv[1], "siw");
+	server_start(&addr, s);
+	cl = check_ccp(s, &rep);
+	check_getinfo(cl, &rep, iwarp);
+	check_ccp_not_on_tcp(s);
+	check_reaped(cl);
+	check_wildcard(s, argv[2]);
+	printf("svc_conn: %s: all checks passed\n", argv[1]);
+	return 0;
+}
