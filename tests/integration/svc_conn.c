@@ -339,7 +339,7 @@ static void check_getinfo(CLIENT *cl, const struct rpcrdma_config_reply *rep, bo
 	expect_word(w, 7, rep->maxrdmaread, "ird (CONF_RDMA's maxrdmaread)");
 	expect_word(w, 8, ci.ird, "ord (the client's IRD)");
 	expect_word(w, 9, 1, "peer_private_data");
-	expect_word(w, 10, 0, "remote_invalidate");
+	expect_word(w, 10, ci.remote_invalidate, "remote_invalidate (as the client sees it)");
 	expect_word(w, 11, iwarp, "iwarp");
 	expect_word(w, 12, RPCRDMA_REG_PER_CALL_MR, "registration");
 	expect_word(w, 13, RPCRDMA_CCP_NOT_ASKED, "ccp");
