@@ -270,9 +270,14 @@ static int ep_alloc(const struct rpcrdma_ep_params *params, struct rpcrdma_ep **
 		return -ENOMEM;
 	ep->params = *params;
 	ep->slots = calloc(params->send_depth, sizeof(*ep->slots));
-	ep->cm_channel = rdma_create_event_channel();
-	if (!ep->slots || !ep->cm_channel)
+	if (!ep->slots)
 		goto out_destroy;
+	/* Fails with ENODEV (no /dev/infiniband/rdma_cm) or EACCES: say so, not ENOMEM. */
+	ep->cm_channel = rdma_create_event_channel();
+	if (!ep->cm_channel) {
+		rc = neg_errno(ENODEV);
+		goto out_destroy;
+	}
 	rc = fd_set_nonblock(ep->cm_channel->fd);
 	if (!rc)
 		rc = pd_msg_encode(params, &ep->local_pd, ep->pd_msg);
@@ -495,8 +500,10 @@ int rpcrdma_listener_create(const struct sockaddr *addr, const struct rpcrdma_ep
 		return -ENOMEM;
 	l->params = *params;
 	l->channel = rdma_create_event_channel();
-	if (!l->channel)
+	if (!l->channel) {
+		rc = neg_errno(ENODEV);
 		goto out_destroy;
+	}
 	rc = fd_set_nonblock(l->channel->fd);
 	if (!rc && rdma_create_id(l->channel, &l->id, l, RDMA_PS_TCP))
 		rc = neg_errno(ENOMEM);
