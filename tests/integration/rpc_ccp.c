@@ -15,8 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "rdmatest.h"
-#include "rpcrdma/rpcrdma.h"
+#include "rdmatest_support.h"
 
 #define NFS_PROGRAM 100003
 #define NFS_V3      3
@@ -35,52 +34,6 @@ static void __attribute__((format(printf, 1, 2))) check_fail(const char *fmt, ..
 	fputc('\n', stderr);
 	va_end(ap);
 	failures++;
-}
-
-static bool parse_addr(const char *addr, unsigned int port, struct sockaddr_storage *ss)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((uint16_t)port);
-		return true;
-	}
-	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)port);
-		return true;
-	}
-	return false;
-}
-
-static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
-{
-	rdmatest_data arg = { 0 };
-
-	if (rq->rq_proc == RDMATEST_NULL) {
-		svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
-		return;
-	}
-	if (rq->rq_proc != RDMATEST_ECHO) {
-		svcerr_noproc(xprt);
-		return;
-	}
-	if (!svc_getargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg)) {
-		svcerr_decode(xprt);
-		return;
-	}
-	svc_sendreply(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
-	svc_freeargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
-}
-
-static void *server_main(void *unused)
-{
-	(void)unused;
-	svc_run();
-	return NULL;
 }
 
 static const char *ccp_str(enum rpcrdma_ccp_outcome o)
@@ -126,7 +79,7 @@ static CLIENT *connect_to(const char *addr, unsigned int port, rpcprog_t prog, r
 
 	rpcrdma_options_init(&o);
 	o.use_ccp = ccp;
-	parse_addr(addr, port, &ss);
+	rdmatest_parse_addr(addr, port, &ss);
 	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, prog, vers, &o);
 	if (!cl) {
 		check_fail("%s: %s", addr, clnt_spcreateerror("clnt_rdma_tli_create"));
@@ -184,17 +137,16 @@ static void check_knfsd(const char *addr)
 int main(int argc, char **argv)
 {
 	struct sockaddr_storage ss;
-	pthread_t server;
 	SVCXPRT *x;
 
-	setrlimit(RLIMIT_MEMLOCK, &(struct rlimit){ RLIM_INFINITY, RLIM_INFINITY });
-	if (argc < 2 || argc > 3 || !parse_addr(argv[1], 0, &ss)) {
+	rdmatest_raise_memlock();
+	if (argc < 2 || argc > 3 || !rdmatest_parse_addr(argv[1], 0, &ss)) {
 		fprintf(stderr, "usage: rpc_ccp ADDR [NFS_ADDR]\n");
 		return 2;
 	}
 	x = svc_rdma_create((struct sockaddr *)&ss, NULL);
-	if (!x || !svc_reg(x, RDMATEST_PROG, RDMATEST_V1, dispatch, NULL) ||
-	    pthread_create(&server, NULL, server_main, NULL)) {
+	if (!x || !svc_reg(x, RDMATEST_PROG, RDMATEST_V1, rdmatest_dispatch, NULL) ||
+	    !rdmatest_start_server("rpc_ccp")) {
 		fprintf(stderr, "rpc_ccp: %s", clnt_spcreateerror("server"));
 		return 1;
 	}

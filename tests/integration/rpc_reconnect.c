@@ -27,8 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rdmatest.h"
-#include "rpcrdma/rpcrdma.h"
+#include "rdmatest_support.h"
 
 extern char **environ;
 
@@ -46,25 +45,6 @@ static void __attribute__((format(printf, 1, 2))) check_fail(const char *fmt, ..
 	fputc('\n', stderr);
 	va_end(ap);
 	failures++;
-}
-
-static bool parse_addr(const char *addr, unsigned int port, struct sockaddr_storage *ss)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((uint16_t)port);
-		return true;
-	}
-	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)port);
-		return true;
-	}
-	return false;
 }
 
 /* ---- server process ------------------------------------------------------------------ */
@@ -98,7 +78,7 @@ static int server_main(const char *addr, unsigned int port)
 	struct sockaddr_storage ss;
 	SVCXPRT *x = NULL;
 
-	if (!parse_addr(addr, port, &ss))
+	if (!rdmatest_parse_addr(addr, port, &ss))
 		return 2;
 	for (int i = 0; i < 50 && !x; i++) {
 		x = svc_rdma_create((struct sockaddr *)&ss, NULL);
@@ -175,14 +155,6 @@ static enum clnt_stat echo(CLIENT *cl, const char *text, int seconds)
 	return st;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void expect(CLIENT *cl, const char *what, enum clnt_stat got, enum clnt_stat want)
 {
 	if (got == want) {
@@ -207,7 +179,7 @@ static CLIENT *client(const char *addr, unsigned int port, bool resend)
 
 	rpcrdma_options_init(&o);
 	o.reconnect_resend = resend;
-	parse_addr(addr, port, &ss);
+	rdmatest_parse_addr(addr, port, &ss);
 	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, RDMATEST_PROG, RDMATEST_V1, &o);
 	if (!cl)
 		check_fail("%s", clnt_spcreateerror(addr));
@@ -227,10 +199,10 @@ static void check_fail_and_reconnect(const char *addr)
 		return;
 	}
 	expect(cl, "echo before the crash", echo(cl, "hello", 10), RPC_SUCCESS);
-	t0 = now_s();
+	t0 = rdmatest_now();
 	expect(cl, "echo the server dies in", echo(cl, "crash", 20), RPC_CANTRECV);
-	if (now_s() - t0 > 10)
-		check_fail("the lost connection was noticed only after %.1f s", now_s() - t0);
+	if (rdmatest_now() - t0 > 10)
+		check_fail("the lost connection was noticed only after %.1f s", rdmatest_now() - t0);
 	server_stop(&s);
 	expect(cl, "echo with no server", echo(cl, "nobody", 10), RPC_CANTSEND);
 	if (!server_start(addr, s.port, true, &s)) {
@@ -289,7 +261,7 @@ static void check_resend(const char *addr)
 int main(int argc, char **argv)
 {
 	self = argv[0];
-	setrlimit(RLIMIT_MEMLOCK, &(struct rlimit){ RLIM_INFINITY, RLIM_INFINITY });
+	rdmatest_raise_memlock();
 	if (argc == 5 && !strcmp(argv[1], "--server")) {
 		crash_on_echo = !strcmp(argv[4], "1");
 		return server_main(argv[2], (unsigned int)strtoul(argv[3], NULL, 10));

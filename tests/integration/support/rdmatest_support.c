@@ -1,6 +1,5 @@
 /*
  * Shared pieces of the rdmatest integration tests (rdmatest_support.h).
- * The binding and the server mirror tests/integration/rpc_basic.c.
  */
 #include "rdmatest_support.h"
 
@@ -76,12 +75,7 @@ static uint32_t long_res_reply_max(const void *args)
 	return 8 + 4 * ((const rdmatest_read_args *)args)->count;
 }
 
-/*
- * As in rpc_basic, except that NULL declares its empty result: rpc_basic
- * leaves NULL's reply_max unset on purpose (a reply chunk of max_rpc_size
- * is offered and registered for every NULL call), which these tests,
- * making thousands of calls, cannot afford.
- */
+/* Every procedure declares its largest reply, so no call offers more reply room than it needs. */
 static const struct rpcrdma_ulb_proc rdmatest_procs[] = {
 	{ .proc = RDMATEST_NULL, .reply_max = void_reply_max },
 	{ .proc = RDMATEST_ECHO, .reply_max = echo_reply_max },
