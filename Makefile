@@ -189,5 +189,6 @@ clean:
 	rm -rf $(B)/obj $(B)/asan $(B)/fuzz $(B)/lib $(B)/bin $(B)/gen
 
 include docs/docs.mk
+-include nfs-client-demo/demo.mk
 -include tests/integration/integration.mk
 -include tests/vm/vm.mk
