@@ -190,4 +190,5 @@ clean:
 
 include docs/docs.mk
 -include tests/integration/integration.mk
+include nfs-client-demo/build.mk
 -include tests/vm/vm.mk
