@@ -191,4 +191,5 @@ clean:
 include docs/docs.mk
 -include nfs-client-demo/demo.mk
 -include tests/integration/integration.mk
+include nfs-client-demo/build.mk
 -include tests/vm/vm.mk
