@@ -71,7 +71,7 @@ static void create_error(char *why, size_t len, const char *what)
 	if (rpc_createerr.cf_stat == RPC_SYSTEMERROR && rpc_createerr.cf_error.re_errno)
 		snprintf(why, len, "%s: %s", what, strerror(rpc_createerr.cf_error.re_errno));
 	else
-		snprintf(why, len, "%s: RPC: %s", what, clnt_sperrno(rpc_createerr.cf_stat));
+		snprintf(why, len, "%s: %s", what, clnt_sperrno(rpc_createerr.cf_stat));
 }
 
 static struct nfs_status resolve(struct nfs_session *s, char *why, size_t why_len)
@@ -131,7 +131,7 @@ static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t w
 	cs = clnt_call(s->mnt, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath, (char *)&path,
 		       (xdrproc_t)xdr_mountres3, (char *)&r, s->tv);
 	if (cs != RPC_SUCCESS) {
-		snprintf(why, why_len, "MOUNT: RPC: %s", clnt_sperrno(cs));
+		snprintf(why, why_len, "MOUNT: %s", clnt_sperrno(cs));
 		return (struct nfs_status){ NFS_STATUS_CONNECT, 0 };
 	}
 	if (r.fhs_status == MNT3_OK) {

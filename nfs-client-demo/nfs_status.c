@@ -102,8 +102,7 @@ const char *nfs_status_message(struct nfs_status st, char *buf, size_t len)
 		err = nfs_stat3_errno((nfsstat3)st.code);
 		return err ? strerror(err) : nfs_stat3_name((nfsstat3)st.code, buf, len);
 	case NFS_STATUS_RPC:
-		snprintf(buf, len, "RPC: %s", clnt_sperrno((enum clnt_stat)st.code));
-		return buf;
+		return clnt_sperrno((enum clnt_stat)st.code); /* "RPC: Timed out" */
 	case NFS_STATUS_MOUNT:
 		return mount_message((mountstat3)st.code, buf, len);
 	case NFS_STATUS_LOCAL:

@@ -59,8 +59,8 @@ const char *nfs_stat3_name(nfsstat3 s, char *buf, size_t len);
 
 /*
  * nfs_status_message - the text after "PATH: " in an error message:
- * strerror() of the matching errno, the status name otherwise, "RPC: "
- * and clnt_sperrno()'s text for RPC failures.
+ * strerror() of the matching errno, the status name otherwise,
+ * clnt_sperrno()'s text ("RPC: Timed out") for RPC failures.
  */
 const char *nfs_status_message(struct nfs_status st, char *buf, size_t len);
 
