@@ -16,7 +16,7 @@ DEMO_TIMEOUT ?= 900
 .PHONY: demo install-demo uninstall-demo
 
 demo: demo-bin
-	@echo "demo: preparing the soft-RDMA test bed (the first time: about 85 MB of Debian kernel packages, building siw.ko; about a minute)"
+	@echo "demo: checking the soft-RDMA test bed (the first run provisions it: about 85 MB of Debian kernel packages and siw.ko, about a minute)"
 	@$(MAKE) --no-print-directory vm-provision
 	@echo "demo: booting a VM with soft-iWARP and the kernel NFS server (tests/vm/vmrun --rdma siw --nfsd)"
 	@VMRUN_DIR=$(VM_DIR) tests/vm/vmrun --rdma siw --nfsd --timeout $(DEMO_TIMEOUT) -- nfs-client-demo/demo-guest
