@@ -135,10 +135,12 @@ static void report(const struct cli_command *cmd, const struct bench *b, double 
 	printf("bench %s: %zu ops in %.2f s, %.1f ops/s", cmd->bench_kind, n, seconds, ops);
 	if (b->kind != BENCH_GETATTR)
 		printf(", %.1f MB/s", ops * b->size / 1e6);
-	printf(", latency p50 %.3f ms p90 %.3f ms p99 %.3f ms (%u threads, %u bytes)\n",
-	       percentile(all, n, 50) * 1e3, percentile(all, n, 90) * 1e3,
-	       percentile(all, n, 99) * 1e3, cmd->bench_threads,
-	       b->kind == BENCH_GETATTR ? 0 : b->size);
+	printf(", latency p50 %.3f ms p90 %.3f ms p99 %.3f ms (%u thread%s", percentile(all, n, 50) * 1e3,
+	       percentile(all, n, 90) * 1e3, percentile(all, n, 99) * 1e3, cmd->bench_threads,
+	       cmd->bench_threads == 1 ? "" : "s");
+	if (b->kind != BENCH_GETATTR)
+		printf(", %u bytes", b->size);
+	printf(")\n");
 }
 
 /* BENCH_FILE, created or truncated for write, filled if too short for read. */
