@@ -118,11 +118,13 @@ $(GEN)/asan/%_xdr.o: $(GEN)/%_xdr.c $(GEN)/%.h
 	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(GEN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
 # ---- unit tests (Criterion) ---------------------------------------------------
+# nfs-client-demo/build.mk adds the demo's I/O-free modules to the unit tests
+# and fuzz targets (UNIT_EXTRA_SRCS, UNIT_EXTRA_CFLAGS).
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
 $(UNIT_BIN): $(UNIT_SRCS) $(STATIC_LIB) $(GEN)/obj/rdmatest_xdr.o tests/unit/*.h
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(GEN) $(PKG_CFLAGS) $(UNIT_SRCS) $(GEN)/obj/rdmatest_xdr.o $(STATIC_LIB) $(PKG_LIBS) $(CRIT_LIBS) -o $@
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(UNIT_EXTRA_SRCS) $(GEN)/obj/rdmatest_xdr.o $(STATIC_LIB) $(PKG_LIBS) $(CRIT_LIBS) -o $@
 
 $(B)/asan/%.o: %.c $(LIB_HDRS)
 	@mkdir -p $(@D)
@@ -130,7 +132,7 @@ $(B)/asan/%.o: %.c $(LIB_HDRS)
 
 $(ASAN_UNIT_BIN): $(UNIT_SRCS) $(ASAN_OBJS) $(GEN)/asan/rdmatest_xdr.o tests/unit/*.h
 	@mkdir -p $(@D)
-	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) -I$(GEN) $(PKG_CFLAGS) $(UNIT_SRCS) $(GEN)/asan/rdmatest_xdr.o $(ASAN_OBJS) $(PKG_LIBS) $(CRIT_LIBS) -o $@
+	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(UNIT_EXTRA_SRCS) $(GEN)/asan/rdmatest_xdr.o $(ASAN_OBJS) $(PKG_LIBS) $(CRIT_LIBS) -o $@
 
 unit-tests: need-pkgs $(UNIT_BIN)
 	$(UNIT_BIN) --jobs 2
@@ -152,7 +154,7 @@ $(GEN)/fuzz/%_xdr.o: $(GEN)/%_xdr.c $(GEN)/%.h
 
 $(B)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) $(GEN)/fuzz/rdmatest_xdr.o
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -I$(GEN) $(PKG_CFLAGS) $< $(FUZZ_OBJS) $(GEN)/fuzz/rdmatest_xdr.o $(PKG_LIBS) -o $@
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $< $(UNIT_EXTRA_SRCS) $(FUZZ_OBJS) $(GEN)/fuzz/rdmatest_xdr.o $(PKG_LIBS) -o $@
 
 # Each target runs from its seed corpus (read-only) with new inputs kept in build/.
 fuzz: need-pkgs $(FUZZ_BINS)
@@ -189,5 +191,7 @@ clean:
 	rm -rf $(B)/obj $(B)/asan $(B)/fuzz $(B)/lib $(B)/bin $(B)/gen
 
 include docs/docs.mk
+-include nfs-client-demo/demo.mk
 -include tests/integration/integration.mk
+include nfs-client-demo/build.mk
 -include tests/vm/vm.mk

@@ -1,10 +1,10 @@
-# Documentation: the section 3 manual pages (docs/man/man3) and the
-# README's example program (docs/examples).  Included by the top-level
+# Documentation: the manual pages (docs/man/man1: nfs-client-demo; man3: the
+# library) and the README's example program (docs/examples).  Included by the top-level
 # Makefile before tests/vm/vm.mk (which reads VMTEST_DEPS).
 #
 #   make man-check     lint every page (groff -ww, man -l, mandoc -Tlint if
 #                      installed); each .so page must name an existing page
-#   make install       also installs the pages into $(MANDIR)/man3
+#   make install       also installs the pages into $(MANDIR)/man1 and man3
 #   make example-bins  builds $(B)/examples/hello_server and hello_client with
 #                      the project's flags, and $(B)/examples/readme/* with
 #                      the README's commands against a scratch install
@@ -12,7 +12,9 @@
 # groff (man-check) and mandoc (its -Tlint pass).
 DEBS += groff-base man-db mandoc
 
+MAN1_PAGES := $(sort $(wildcard docs/man/man1/*.1))
 MAN3_PAGES := $(sort $(wildcard docs/man/man3/*.3))
+MAN_PAGES  := $(MAN1_PAGES) $(MAN3_PAGES)
 
 .PHONY: man-check install-man uninstall-man example-bins
 .PRECIOUS: $(B)/examples/%.h $(B)/examples/%_xdr.c $(B)/examples/%_svc.c $(B)/examples/%_clnt.c
@@ -20,11 +22,11 @@ MAN3_PAGES := $(sort $(wildcard docs/man/man3/*.3))
 man-check:
 	@command -v groff >/dev/null || { echo "error: 'groff' not found; run 'make deps' (Debian: groff-base)" >&2; exit 1; }
 	@fail=0; \
-	for p in $(MAN3_PAGES); do \
+	for p in $(MAN_PAGES); do \
 	  if head -n 1 $$p | grep -q '^\.so '; then \
 	    t=$$(sed -n 's/^\.so //p' $$p); \
 	    if [ "$$(wc -l < $$p)" != 1 ] || [ ! -f docs/man/$$t ]; then \
-	      echo "man-check: $$p: must be one line '.so man3/PAGE.3' naming an existing page" >&2; fail=1; fi; \
+	      echo "man-check: $$p: must be one line '.so manN/PAGE.N' naming an existing page" >&2; fail=1; fi; \
 	    continue; \
 	  fi; \
 	  out=$$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z $$p 2>&1); \
@@ -32,19 +34,20 @@ man-check:
 	  out=$$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l $$p 2>&1 >/dev/null); \
 	  if [ -n "$$out" ]; then echo "$$out" | sed "s|^|man-check: man -l: $$p: |" >&2; fail=1; fi; \
 	  if command -v mandoc >/dev/null; then \
-	    out=$$(cd docs/man && mandoc -Tlint -W style man3/$${p##*/} 2>&1); \
+	    out=$$(cd docs/man && mandoc -Tlint -W style $${p#docs/man/} 2>&1); \
 	    if [ -n "$$out" ]; then echo "$$out" | sed "s|^|man-check: |" >&2; fail=1; fi; \
 	  fi; \
 	done; \
 	command -v mandoc >/dev/null || echo "man-check: mandoc not installed: its lint pass skipped"; \
-	[ $$fail = 0 ] && echo "man-check: $(words $(MAN3_PAGES)) pages clean"
+	[ $$fail = 0 ] && echo "man-check: $(words $(MAN_PAGES)) pages clean ($(words $(MAN1_PAGES)) in man1, $(words $(MAN3_PAGES)) in man3)"
 
 install-man:
-	install -d $(DESTDIR)$(MANDIR)/man3
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	$(if $(MAN1_PAGES),install -m 644 $(MAN1_PAGES) $(DESTDIR)$(MANDIR)/man1/)
 	install -m 644 $(MAN3_PAGES) $(DESTDIR)$(MANDIR)/man3/
 
 uninstall-man:
-	rm -f $(patsubst docs/man/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(MAN3_PAGES))
+	rm -f $(patsubst docs/man/%,$(DESTDIR)$(MANDIR)/%,$(MAN_PAGES))
 
 install: install-man
 uninstall: uninstall-man

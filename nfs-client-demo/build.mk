@@ -1,0 +1,35 @@
+# nfs-client-demo: the NFSv3 demo client (nfs-client-demo/*.c), linked
+# with the library and the rpcgen XDR of nfs3.x and mount3.x
+# (tests/integration/integration.mk generates those).  Included by the
+# top-level Makefile.
+#
+#   make demo-bin   builds $(B)/bin/nfs-client-demo
+#
+# DEMO_CORE_OBJS are the modules without I/O that the unit tests link.
+
+DEMO_SRCS      := $(sort $(wildcard nfs-client-demo/*.c))
+DEMO_HDRS      := $(sort $(wildcard nfs-client-demo/*.h))
+DEMO_OBJS      := $(DEMO_SRCS:%.c=$(B)/obj/%.o)
+DEMO_BIN       := $(B)/bin/nfs-client-demo
+DEMO_CORE      := nfs-client-demo/nfs_url.c nfs-client-demo/nfs_status.c \
+                  nfs-client-demo/nfs3_ulb.c nfs-client-demo/progress.c
+DEMO_CFLAGS     = -I$(GEN) -Infs-client-demo
+
+$(B)/obj/nfs-client-demo/%.o: nfs-client-demo/%.c $(DEMO_HDRS) $(LIB_HDRS) $(NFS_XDR_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEMO_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(DEMO_BIN): $(DEMO_OBJS) $(NFS_XDR_OBJS) $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $(DEMO_OBJS) $(NFS_XDR_OBJS) $(STATIC_LIB) $(PKG_LIBS) -lpthread
+
+.PHONY: demo-bin
+demo-bin: need-pkgs $(DEMO_BIN)
+
+VMTEST_DEPS += demo-bin
+
+# The I/O-free modules are compiled into the unit tests and fuzz targets
+# (tests/unit/test_nfs_*.c, test_progress.c, tests/fuzz/fuzz_nfs_url.c).
+UNIT_EXTRA_SRCS    := $(DEMO_CORE)
+UNIT_EXTRA_CFLAGS  := -Infs-client-demo
+$(UNIT_BIN) $(ASAN_UNIT_BIN) $(FUZZ_BINS): $(DEMO_CORE) $(DEMO_HDRS) $(NFS_XDR_HDRS)

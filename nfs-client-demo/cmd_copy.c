@@ -1,0 +1,128 @@
+/*
+ * cmd_copy: get and put, the pipelined copies (nfs_transfer) with their
+ * checks around them: what the remote path is, creating or truncating
+ * the target, removing what a failed put created, the summary line.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nfs_proc.h"
+#include "nfs_transfer.h"
+
+static void summary(const struct cli *c, const char *what, uint64_t bytes, double seconds)
+{
+	if (!c->verbose)
+		return;
+	cli_msg("%s: %llu bytes in %.2f s (%.1f MB/s)", what, (unsigned long long)bytes, seconds,
+		seconds > 0 ? (double)bytes / seconds / 1e6 : 0.0);
+}
+
+int cmd_get(struct cli *c, const struct cli_command *cmd)
+{
+	const char *remote = cmd->arg[0], *local = cmd->arg[1];
+	struct nfs_node n;
+	struct nfs_transfer_result res;
+	struct progress p;
+	struct stat sb;
+	struct nfs_status st = cli_regular_file(c->s, remote, &n);
+	bool existed = stat(local, &sb) == 0;
+	double t0;
+	int fd;
+
+	if (nfs_failed(st))
+		return cli_fail(c, remote, st);
+	fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return cli_fail(c, local, nfs_local_err(errno));
+	t0 = progress_now();
+	progress_start(&p, stderr, c->progress, "get", n.attr.size, t0);
+	st = nfs_transfer_get(c->s, &n.fh, fd, n.attr.size, c->inflight, &p, &res);
+	progress_end(&p);
+	if (close(fd) && !nfs_failed(st))
+		st = nfs_local_err(errno);
+	if (nfs_failed(st)) {
+		if (!existed)
+			unlink(local);
+		return cli_fail(c, st.kind == NFS_STATUS_LOCAL ? local : remote, st);
+	}
+	summary(c, "get", res.bytes, progress_now() - t0);
+	return NFS_EXIT_OK;
+}
+
+/* The remote file for put: truncated if it exists, created (GUARDED) if not. */
+static struct nfs_status put_target(struct cli *c, const char *remote, uint32_t mode,
+				    struct nfs_node *dir, char *name, struct nfs_node *out,
+				    bool *created)
+{
+	struct nfs_status st = nfs_lookup_parent(c->s, remote, dir, name);
+
+	*created = false;
+	if (nfs_failed(st))
+		return st;
+	st = nfs3_lookup(c->s, &dir->fh, name, out);
+	if (!nfs_failed(st) && out->attr.type == NF3DIR)
+		return nfs_err(NFS3ERR_ISDIR);
+	if (!nfs_failed(st))
+		return nfs3_create(c->s, &dir->fh, name, mode, false, out);
+	if (!nfs_is(st, NFS3ERR_NOENT))
+		return st;
+	st = nfs3_create(c->s, &dir->fh, name, mode, true, out);
+	*created = !nfs_failed(st);
+	return st;
+}
+
+int cmd_put(struct cli *c, const struct cli_command *cmd)
+{
+	const char *local = cmd->arg[0], *remote = cmd->arg[1];
+	char name[NFS3_MAXNAMLEN + 1];
+	struct nfs_node dir, n;
+	struct nfs_transfer_result res;
+	struct progress p;
+	struct nfs_status st;
+	struct stat sb;
+	bool created;
+	double t0;
+	int fd = open(local, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &sb)) {
+		st = nfs_local_err(errno);
+		if (fd >= 0)
+			close(fd);
+		return cli_fail(c, local, st);
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(fd);
+		return cli_fail(c, local, nfs_local_err(S_ISDIR(sb.st_mode) ? EISDIR : EINVAL));
+	}
+	if (c->s->maxfilesize && (uint64_t)sb.st_size > c->s->maxfilesize) {
+		close(fd);
+		return cli_fail(c, remote, nfs_err(NFS3ERR_FBIG));
+	}
+	st = put_target(c, remote, sb.st_mode & 0777, &dir, name, &n, &created);
+	if (nfs_failed(st)) {
+		close(fd);
+		return cli_fail(c, remote, st);
+	}
+	t0 = progress_now();
+	progress_start(&p, stderr, c->progress, "put", (uint64_t)sb.st_size, t0);
+	st = nfs_transfer_put(c->s, &n.fh, fd, (uint64_t)sb.st_size, c->inflight, &p, &res);
+	progress_end(&p);
+	close(fd);
+	if (nfs_failed(st)) {
+		/* Leave the export as it was: a file this put created goes again. */
+		if (created)
+			nfs3_remove(c->s, &dir.fh, name);
+		return cli_fail(c, st.kind == NFS_STATUS_LOCAL ? local : remote, st);
+	}
+	if (res.rewrites)
+		cli_msg("%s: the server restarted during the copy; written again with FILE_SYNC",
+			remote);
+	summary(c, "put", res.bytes, progress_now() - t0);
+	return NFS_EXIT_OK;
+}

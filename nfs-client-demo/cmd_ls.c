@@ -1,0 +1,154 @@
+/*
+ * cmd_ls: lists a directory.  Plain ls reads names with READDIR; ls -l
+ * uses READDIRPLUS for the attributes and READLINK for link targets.
+ * Both ask for large replies (LS_REPLY_BYTES), which over RDMA come back
+ * through a reply chunk; entries are sorted bytewise as ls does in the C
+ * locale.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nfs_proc.h"
+
+#define LS_REPLY_BYTES (64u * 1024u)
+
+struct ls_entry {
+	char *name;
+	bool has_attr, has_fh;
+	fattr3 attr;
+	struct nfs_fh fh;
+};
+
+struct ls_list {
+	struct ls_entry *v;
+	size_t n, cap;
+	bool nomem;
+};
+
+static bool ls_collect(const struct nfs_dirent *d, void *ctx)
+{
+	struct ls_list *l = ctx;
+	struct ls_entry *e;
+
+	if (!strcmp(d->name, ".") || !strcmp(d->name, ".."))
+		return true;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		struct ls_entry *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return !(l->nomem = true);
+		l->v = v;
+		l->cap = cap;
+	}
+	e = &l->v[l->n];
+	memset(e, 0, sizeof(*e));
+	e->name = strdup(d->name);
+	if (!e->name)
+		return !(l->nomem = true);
+	e->has_attr = d->attr != NULL;
+	if (d->attr)
+		e->attr = *d->attr;
+	e->has_fh = d->fh && nfs_fh_from_xdr(&e->fh, d->fh);
+	l->n++;
+	return true;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct ls_entry *)a)->name, ((const struct ls_entry *)b)->name);
+}
+
+static void ls_free(struct ls_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].name);
+	free(l->v);
+}
+
+static void print_long(struct cli *c, const char *name, const fattr3 *a, const struct nfs_fh *fh)
+{
+	char mode[11], when[32], target[NFS3_MAXPATHLEN + 1] = "";
+	time_t t = (time_t)a->mtime.seconds;
+	struct tm tm;
+
+	cli_mode_string(a->type, a->mode, mode);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M", gmtime_r(&t, &tm));
+	if (a->type == NF3LNK && fh && nfs_failed(nfs3_readlink(c->s, NULL, fh, target)))
+		snprintf(target, sizeof(target), "?");
+	printf("%s %3u %5u %5u %12llu %s %s%s%s\n", mode, a->nlink, a->uid, a->gid,
+	       (unsigned long long)a->size, when, name, a->type == NF3LNK ? " -> " : "",
+	       a->type == NF3LNK ? target : "");
+}
+
+/* READDIRPLUS may leave out an entry's attributes or handle: LOOKUP it. */
+static struct nfs_status complete_entry(struct cli *c, const struct nfs_fh *dir,
+					struct ls_entry *e)
+{
+	struct nfs_node n;
+	struct nfs_status st;
+
+	if (e->has_attr && (e->has_fh || e->attr.type != NF3LNK))
+		return nfs_ok();
+	st = nfs3_lookup(c->s, dir, e->name, &n);
+	if (nfs_failed(st))
+		return st;
+	if (n.attr.type == 0)
+		st = nfs3_getattr(c->s, NULL, &n.fh, &n.attr);
+	e->attr = n.attr;
+	e->fh = n.fh;
+	e->has_attr = e->has_fh = true;
+	return st;
+}
+
+static int list_dir(struct cli *c, const char *path, const struct nfs_node *dir, bool long_list)
+{
+	struct ls_list l = { NULL, 0, 0, false };
+	struct nfs_status st = nfs3_readdir(c->s, &dir->fh, long_list, LS_REPLY_BYTES, ls_collect, &l);
+	int rc = NFS_EXIT_OK;
+
+	if (!nfs_failed(st) && l.nomem)
+		st = nfs_local_err(ENOMEM);
+	if (nfs_failed(st)) {
+		ls_free(&l);
+		return cli_fail(c, path, st);
+	}
+	qsort(l.v, l.n, sizeof(l.v[0]), by_name);
+	for (size_t i = 0; i < l.n; i++) {
+		struct ls_entry *e = &l.v[i];
+
+		if (!long_list) {
+			printf("%s\n", e->name);
+			continue;
+		}
+		st = complete_entry(c, &dir->fh, e);
+		if (nfs_failed(st)) /* removed meanwhile: report and go on, as ls does */
+			rc = cli_fail(c, e->name, st);
+		else
+			print_long(c, e->name, &e->attr, &e->fh);
+	}
+	ls_free(&l);
+	return rc;
+}
+
+int cmd_ls(struct cli *c, const struct cli_command *cmd)
+{
+	const char *path = cmd->arg[0] ? cmd->arg[0] : ".";
+	struct nfs_node n;
+	struct nfs_status st = nfs_lookup_path(c->s, path, &n);
+
+	if (nfs_failed(st))
+		return cli_fail(c, path, st);
+	if (n.attr.type == NF3DIR)
+		return list_dir(c, path, &n, cmd->long_list);
+	if (cmd->long_list)
+		print_long(c, path, &n.attr, &n.fh);
+	else
+		printf("%s\n", path);
+	return NFS_EXIT_OK;
+}

@@ -1,0 +1,95 @@
+/*
+ * nfs_path: resolves export-relative paths with one LOOKUP per
+ * component.  NFSv3 servers do not walk paths: the client does, and so
+ * decides that "/a//b/./c" is a/b/c.  ".." is sent to the server, which
+ * keeps it inside the export.
+ */
+#include "nfs_proc.h"
+
+#include <string.h>
+
+/* The next component of *@p into @name; false at the end of the path. */
+static bool next_component(const char **p, char name[NFS3_MAXNAMLEN + 1], struct nfs_status *st)
+{
+	const char *s = *p, *e;
+	size_t len;
+
+	for (;;) {
+		while (*s == '/')
+			s++;
+		if (!*s)
+			return false;
+		e = strchr(s, '/');
+		len = e ? (size_t)(e - s) : strlen(s);
+		if (!(len == 1 && s[0] == '.'))
+			break;
+		s += len;
+	}
+	*p = s + len;
+	if (len > NFS3_MAXNAMLEN) {
+		*st = nfs_err(NFS3ERR_NAMETOOLONG);
+		return false;
+	}
+	memcpy(name, s, len);
+	name[len] = '\0';
+	return true;
+}
+
+static struct nfs_status root_node(struct nfs_session *s, struct nfs_node *out)
+{
+	out->fh = s->root;
+	return nfs3_getattr(s, NULL, &s->root, &out->attr);
+}
+
+struct nfs_status nfs_lookup_path(struct nfs_session *s, const char *path, struct nfs_node *out)
+{
+	char name[NFS3_MAXNAMLEN + 1];
+	struct nfs_status st = root_node(s, out);
+	struct nfs_node next;
+
+	while (!nfs_failed(st) && next_component(&path, name, &st)) {
+		if (out->attr.type != NF3DIR)
+			return nfs_err(NFS3ERR_NOTDIR);
+		st = nfs3_lookup(s, &out->fh, name, &next);
+		/* LOOKUP's attributes are optional; the walk needs the type. */
+		if (!nfs_failed(st) && next.attr.type == 0)
+			st = nfs3_getattr(s, NULL, &next.fh, &next.attr);
+		if (!nfs_failed(st))
+			*out = next;
+	}
+	return st;
+}
+
+struct nfs_status nfs_lookup_parent(struct nfs_session *s, const char *path, struct nfs_node *dir,
+				    char *name)
+{
+	char dirpath[NFS3_MAXPATHLEN + 1];
+	const char *slash;
+	size_t len = strlen(path);
+	struct nfs_status st;
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	if (len > NFS3_MAXPATHLEN)
+		return nfs_err(NFS3ERR_NAMETOOLONG);
+	memcpy(dirpath, path, len);
+	dirpath[len] = '\0';
+	slash = strrchr(dirpath, '/');
+	if (slash)
+		path = slash + 1;
+	else
+		path = dirpath;
+	if (strlen(path) > NFS3_MAXNAMLEN)
+		return nfs_err(NFS3ERR_NAMETOOLONG);
+	if (!*path || !strcmp(path, ".") || !strcmp(path, ".."))
+		return nfs_err(NFS3ERR_INVAL);
+	strcpy(name, path);
+	if (slash)
+		dirpath[slash - dirpath] = '\0';
+	else
+		dirpath[0] = '\0';
+	st = nfs_lookup_path(s, dirpath, dir);
+	if (!nfs_failed(st) && dir->attr.type != NF3DIR)
+		st = nfs_err(NFS3ERR_NOTDIR);
+	return st;
+}

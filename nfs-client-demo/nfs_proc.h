@@ -1,0 +1,73 @@
+/*
+ * nfs_proc: the NFSv3 procedures the demo uses, as typed calls.  Each
+ * takes the session (for the timeout) and the CLIENT to call through
+ * (NULL: the session's), decodes the reply, copies out what the caller
+ * asked for and frees the rest.  Returns ok, NFS_STATUS_NFS with the
+ * server's status or NFS_STATUS_RPC with the call's failure.
+ */
+#ifndef NFS_CLIENT_DEMO_NFS_PROC_H
+#define NFS_CLIENT_DEMO_NFS_PROC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nfs_session.h"
+
+struct nfs_status nfs3_null(struct nfs_session *s, CLIENT *cl);
+struct nfs_status nfs3_getattr(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
+			       fattr3 *attr);
+/* @out->attr is zeroed (type 0) when the server sent no attributes. */
+struct nfs_status nfs3_lookup(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
+			      struct nfs_node *out);
+struct nfs_status nfs3_fsinfo(struct nfs_session *s, const struct nfs_fh *root, FSINFO3resok *out);
+struct nfs_status nfs3_fsstat(struct nfs_session *s, const struct nfs_fh *root, FSSTAT3resok *out);
+
+/*
+ * nfs3_read - READ up to @count bytes at @offset into @buf (capacity
+ * @count): the data is decoded straight into @buf, and a reply carrying
+ * more than @count bytes fails to decode (RPC_CANTDECODERES).  *@got and
+ * *@eof tell what came.
+ */
+struct nfs_status nfs3_read(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
+			    uint64_t offset, uint32_t count, void *buf, uint32_t *got, bool *eof);
+
+/* nfs3_write - WRITE @count bytes; *@done is what the server wrote, @verf its verifier. */
+struct nfs_status nfs3_write(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
+			     uint64_t offset, const void *buf, uint32_t count, stable_how how,
+			     uint32_t *done, char verf[NFS3_WRITEVERFSIZE]);
+struct nfs_status nfs3_commit(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
+			      char verf[NFS3_WRITEVERFSIZE]);
+
+/* nfs3_create - GUARDED (fails with NFS3ERR_EXIST) or UNCHECKED with size 0 (truncates). */
+struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
+			      uint32_t mode, bool guarded, struct nfs_node *out);
+struct nfs_status nfs3_mkdir(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
+			     uint32_t mode);
+struct nfs_status nfs3_symlink(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
+			       const char *target);
+/* nfs3_readlink - the link text into @buf (at least NFS3_MAXPATHLEN + 1 bytes). */
+struct nfs_status nfs3_readlink(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
+				char *buf);
+struct nfs_status nfs3_remove(struct nfs_session *s, const struct nfs_fh *dir, const char *name);
+struct nfs_status nfs3_rmdir(struct nfs_session *s, const struct nfs_fh *dir, const char *name);
+struct nfs_status nfs3_rename(struct nfs_session *s, const struct nfs_fh *from_dir,
+			      const char *from, const struct nfs_fh *to_dir, const char *to);
+
+/* One directory entry; @attr and @fh are NULL when the server sent none (or with READDIR). */
+struct nfs_dirent {
+	const char *name;
+	uint64_t fileid;
+	const fattr3 *attr;
+	const nfs_fh3 *fh;
+};
+
+/*
+ * nfs3_readdir - every entry of @dir, READDIRPLUS when @plus, READDIR
+ * otherwise, @count bytes of reply at a time; @fn returns false to stop
+ * (the result is then ok).  Entries arrive in the server's order.
+ */
+struct nfs_status nfs3_readdir(struct nfs_session *s, const struct nfs_fh *dir, bool plus,
+			       uint32_t count, bool (*fn)(const struct nfs_dirent *, void *),
+			       void *ctx);
+
+#endif

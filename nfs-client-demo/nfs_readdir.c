@@ -1,0 +1,121 @@
+/*
+ * nfs_readdir: walks a directory with READDIR or READDIRPLUS, cookie by
+ * cookie, until the server says eof.  A reply of @count bytes does not fit
+ * the RDMA inline size: the binding (nfs3_ulb.c) bounds it by count, so
+ * the transport offers a reply chunk for it.
+ */
+#include "nfs_proc.h"
+
+#include <string.h>
+
+struct dir_cursor {
+	cookie3 cookie;
+	cookieverf3 verf;
+	bool eof;
+	bool stop;
+	uint64_t entries;
+};
+
+static void readdir_page(const READDIR3resok *ok, struct dir_cursor *c,
+			 bool (*fn)(const struct nfs_dirent *, void *), void *ctx)
+{
+	for (const entry3 *e = ok->reply.entries; e && !c->stop; e = e->nextentry) {
+		struct nfs_dirent d = { e->name, e->fileid, NULL, NULL };
+
+		c->cookie = e->cookie;
+		c->entries++;
+		c->stop = !fn(&d, ctx);
+	}
+	memcpy(c->verf, ok->cookieverf, sizeof(c->verf));
+	c->eof = ok->reply.eof;
+}
+
+static void readdirplus_page(const READDIRPLUS3resok *ok, struct dir_cursor *c,
+			     bool (*fn)(const struct nfs_dirent *, void *), void *ctx)
+{
+	for (const entryplus3 *e = ok->reply.entries; e && !c->stop; e = e->nextentry) {
+		struct nfs_dirent d = { e->name, e->fileid, NULL, NULL };
+
+		if (e->name_attributes.attributes_follow)
+			d.attr = &e->name_attributes.post_op_attr_u.attributes;
+		if (e->name_handle.handle_follows)
+			d.fh = &e->name_handle.post_op_fh3_u.handle;
+		c->cookie = e->cookie;
+		c->entries++;
+		c->stop = !fn(&d, ctx);
+	}
+	memcpy(c->verf, ok->cookieverf, sizeof(c->verf));
+	c->eof = ok->reply.eof;
+}
+
+static struct nfs_status page(struct nfs_session *s, const struct nfs_fh *dir, uint32_t count,
+			      struct dir_cursor *c,
+			      bool (*fn)(const struct nfs_dirent *, void *), void *ctx)
+{
+	READDIR3args a;
+	READDIR3res r;
+	enum clnt_stat cs;
+	nfsstat3 status;
+
+	nfs_fh_to_xdr(dir, &a.dir);
+	a.cookie = c->cookie;
+	memcpy(a.cookieverf, c->verf, sizeof(a.cookieverf));
+	a.count = count;
+	memset(&r, 0, sizeof(r));
+	cs = clnt_call(s->clnt, NFSPROC3_READDIR, (xdrproc_t)xdr_READDIR3args, (char *)&a,
+		       (xdrproc_t)xdr_READDIR3res, (char *)&r, s->tv);
+	if (cs != RPC_SUCCESS)
+		return nfs_rpc_err(cs);
+	status = r.status;
+	if (status == NFS3_OK)
+		readdir_page(&r.READDIR3res_u.resok, c, fn, ctx);
+	clnt_freeres(s->clnt, (xdrproc_t)xdr_READDIR3res, (char *)&r);
+	return status == NFS3_OK ? nfs_ok() : nfs_err(status);
+}
+
+static struct nfs_status page_plus(struct nfs_session *s, const struct nfs_fh *dir,
+				   uint32_t count, struct dir_cursor *c,
+				   bool (*fn)(const struct nfs_dirent *, void *), void *ctx)
+{
+	READDIRPLUS3args a;
+	READDIRPLUS3res r;
+	enum clnt_stat cs;
+	nfsstat3 status;
+
+	nfs_fh_to_xdr(dir, &a.dir);
+	a.cookie = c->cookie;
+	memcpy(a.cookieverf, c->verf, sizeof(a.cookieverf));
+	a.dircount = count / 4;
+	a.maxcount = count;
+	memset(&r, 0, sizeof(r));
+	cs = clnt_call(s->clnt, NFSPROC3_READDIRPLUS, (xdrproc_t)xdr_READDIRPLUS3args, (char *)&a,
+		       (xdrproc_t)xdr_READDIRPLUS3res, (char *)&r, s->tv);
+	if (cs != RPC_SUCCESS)
+		return nfs_rpc_err(cs);
+	status = r.status;
+	if (status == NFS3_OK)
+		readdirplus_page(&r.READDIRPLUS3res_u.resok, c, fn, ctx);
+	clnt_freeres(s->clnt, (xdrproc_t)xdr_READDIRPLUS3res, (char *)&r);
+	return status == NFS3_OK ? nfs_ok() : nfs_err(status);
+}
+
+struct nfs_status nfs3_readdir(struct nfs_session *s, const struct nfs_fh *dir, bool plus,
+			       uint32_t count, bool (*fn)(const struct nfs_dirent *, void *),
+			       void *ctx)
+{
+	struct dir_cursor c;
+	struct nfs_status st;
+
+	memset(&c, 0, sizeof(c));
+	while (!c.eof && !c.stop) {
+		uint64_t before = c.entries;
+
+		st = plus ? page_plus(s, dir, count, &c, fn, ctx) : page(s, dir, count, &c, fn, ctx);
+		if (nfs_failed(st))
+			return st;
+		/* A server that returns no entries without eof would loop forever. */
+		if (c.entries == before && !c.eof)
+			return nfs_err(NFS3ERR_TOOSMALL);
+	}
+	return nfs_ok();
+}

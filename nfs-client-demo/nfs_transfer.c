@@ -1,0 +1,308 @@
+/*
+ * nfs_transfer: the pipelined copy behind get and put.  The threads share
+ * one cursor under a mutex; the first failure stops every thread at its
+ * next range.  The calling thread only waits and draws the progress bar.
+ */
+#include "nfs_transfer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nfs_proc.h"
+
+struct transfer {
+	struct nfs_session *s;
+	const struct nfs_fh *fh;
+	int fd;
+	bool put;
+	stable_how how;
+	uint32_t chunk;
+	uint64_t size;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int running;
+	uint64_t next;          /* next offset to hand out */
+	uint64_t moved;
+	uint64_t eof_at;        /* get: where the file ended early */
+	struct nfs_status err;
+	bool have_verf, verf_changed;
+	char verf[NFS3_WRITEVERFSIZE];
+};
+
+static bool take_range(struct transfer *t, uint64_t *off, uint32_t *len)
+{
+	bool ok;
+
+	pthread_mutex_lock(&t->lock);
+	ok = !nfs_failed(t->err) && t->next < t->size && t->next < t->eof_at;
+	if (ok) {
+		*off = t->next;
+		*len = t->size - t->next < t->chunk ? (uint32_t)(t->size - t->next) : t->chunk;
+		t->next += *len;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return ok;
+}
+
+static void record(struct transfer *t, struct nfs_status st, uint64_t moved)
+{
+	pthread_mutex_lock(&t->lock);
+	t->moved += moved;
+	if (nfs_failed(st) && !nfs_failed(t->err))
+		t->err = st;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void record_verf(struct transfer *t, const char verf[NFS3_WRITEVERFSIZE])
+{
+	pthread_mutex_lock(&t->lock);
+	if (!t->have_verf)
+		memcpy(t->verf, verf, NFS3_WRITEVERFSIZE);
+	else if (memcmp(t->verf, verf, NFS3_WRITEVERFSIZE))
+		t->verf_changed = true;
+	t->have_verf = true;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static struct nfs_status write_local(int fd, const char *buf, uint32_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return nfs_local_err(n < 0 ? errno : EIO);
+		buf += n;
+		len -= (uint32_t)n;
+		off += (uint64_t)n;
+	}
+	return nfs_ok();
+}
+
+static struct nfs_status read_local(int fd, char *buf, uint32_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pread(fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return nfs_local_err(n < 0 ? errno : EIO); /* 0: the file shrank */
+		buf += n;
+		len -= (uint32_t)n;
+		off += (uint64_t)n;
+	}
+	return nfs_ok();
+}
+
+/* READ [off, off + len), short reads continued; an early eof is recorded. */
+static struct nfs_status get_range(struct transfer *t, CLIENT *cl, char *buf, uint64_t off,
+				   uint32_t len)
+{
+	struct nfs_status st = nfs_ok();
+	uint32_t got;
+	bool eof;
+
+	while (len && !nfs_failed(st)) {
+		st = nfs3_read(t->s, cl, t->fh, off, len, buf, &got, &eof);
+		if (!nfs_failed(st))
+			st = write_local(t->fd, buf, got, off);
+		if (nfs_failed(st))
+			break;
+		record(t, st, got);
+		off += got;
+		len -= got;
+		if (len && (eof || got == 0)) {
+			pthread_mutex_lock(&t->lock);
+			if (off < t->eof_at)
+				t->eof_at = off;
+			pthread_mutex_unlock(&t->lock);
+			break;
+		}
+	}
+	return st;
+}
+
+static struct nfs_status put_range(struct transfer *t, CLIENT *cl, char *buf, uint64_t off,
+				   uint32_t len)
+{
+	struct nfs_status st = read_local(t->fd, buf, len, off);
+	char verf[NFS3_WRITEVERFSIZE];
+	uint32_t done, pos = 0;
+
+	while (pos < len && !nfs_failed(st)) {
+		st = nfs3_write(t->s, cl, t->fh, off + pos, buf + pos, len - pos, t->how, &done, verf);
+		if (nfs_failed(st))
+			break;
+		if (done == 0)
+			return nfs_err(NFS3ERR_IO);
+		record_verf(t, verf);
+		record(t, st, done);
+		pos += done;
+	}
+	return st;
+}
+
+static void *worker(void *arg)
+{
+	struct transfer *t = arg;
+	struct nfs_status st = nfs_ok();
+	CLIENT *cl = nfs_session_worker_client(t->s, &st);
+	char *buf = cl ? malloc(t->chunk) : NULL;
+	uint64_t off;
+	uint32_t len;
+
+	if (cl && !buf)
+		st = nfs_local_err(ENOMEM);
+	while (buf && !nfs_failed(st) && take_range(t, &off, &len))
+		st = t->put ? put_range(t, cl, buf, off, len) : get_range(t, cl, buf, off, len);
+	free(buf);
+	if (cl)
+		nfs_session_worker_release(t->s, cl);
+	pthread_mutex_lock(&t->lock);
+	if (nfs_failed(st) && !nfs_failed(t->err))
+		t->err = st;
+	t->running--;
+	pthread_cond_signal(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+static void wait_workers(struct transfer *t, struct progress *p, uint64_t base)
+{
+	struct timespec ts;
+
+	pthread_mutex_lock(&t->lock);
+	while (t->running) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+		if (p)
+			progress_update(p, base + t->moved, progress_now());
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* One pass over the file with @inflight threads. */
+static struct nfs_status run_pass(struct transfer *t, unsigned int inflight, struct progress *p,
+				  uint64_t base)
+{
+	pthread_t th[NFS_TRANSFER_INFLIGHT_MAX];
+	unsigned int started = 0;
+
+	t->next = 0;
+	t->moved = 0;
+	t->eof_at = UINT64_MAX;
+	t->err = nfs_ok();
+	t->have_verf = t->verf_changed = false;
+	if (inflight > NFS_TRANSFER_INFLIGHT_MAX)
+		inflight = NFS_TRANSFER_INFLIGHT_MAX;
+	if (inflight == 0)
+		inflight = 1;
+	pthread_mutex_lock(&t->lock);
+	for (; started < inflight; started++) {
+		t->running++;
+		if (pthread_create(&th[started], NULL, worker, t)) {
+			t->running--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (started == 0)
+		return nfs_local_err(EAGAIN);
+	wait_workers(t, p, base);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	return t->err;
+}
+
+static struct nfs_status transfer_init(struct transfer *t, struct nfs_session *s,
+				       const struct nfs_fh *fh, int fd, uint64_t size, bool put)
+{
+	memset(t, 0, sizeof(*t));
+	t->s = s;
+	t->fh = fh;
+	t->fd = fd;
+	t->size = size;
+	t->put = put;
+	t->how = UNSTABLE;
+	t->chunk = put ? s->wsize : s->rsize;
+	if (pthread_mutex_init(&t->lock, NULL))
+		return nfs_local_err(ENOMEM);
+	if (pthread_cond_init(&t->cond, NULL)) {
+		pthread_mutex_destroy(&t->lock);
+		return nfs_local_err(ENOMEM);
+	}
+	return nfs_ok();
+}
+
+static void transfer_destroy(struct transfer *t)
+{
+	pthread_cond_destroy(&t->cond);
+	pthread_mutex_destroy(&t->lock);
+}
+
+struct nfs_status nfs_transfer_get(struct nfs_session *s, const struct nfs_fh *fh, int fd,
+				   uint64_t size, unsigned int inflight, struct progress *p,
+				   struct nfs_transfer_result *res)
+{
+	struct transfer t;
+	struct nfs_status st = transfer_init(&t, s, fh, fd, size, false);
+
+	memset(res, 0, sizeof(*res));
+	if (nfs_failed(st))
+		return st;
+	if (size)
+		st = run_pass(&t, inflight, p, 0);
+	if (!nfs_failed(st) && t.eof_at < size && ftruncate(fd, (off_t)t.eof_at))
+		st = nfs_local_err(errno);
+	res->bytes = t.eof_at < size ? t.eof_at : size;
+	transfer_destroy(&t);
+	return st;
+}
+
+/* COMMIT; true when the data written under t->verf is stable. */
+static struct nfs_status commit_pass(struct transfer *t, bool *stable)
+{
+	char verf[NFS3_WRITEVERFSIZE];
+	struct nfs_status st = nfs3_commit(t->s, NULL, t->fh, verf);
+
+	*stable = !nfs_failed(st) && !t->verf_changed &&
+		  (!t->have_verf || !memcmp(verf, t->verf, NFS3_WRITEVERFSIZE));
+	return st;
+}
+
+struct nfs_status nfs_transfer_put(struct nfs_session *s, const struct nfs_fh *fh, int fd,
+				   uint64_t size, unsigned int inflight, struct progress *p,
+				   struct nfs_transfer_result *res)
+{
+	struct transfer t;
+	struct nfs_status st = transfer_init(&t, s, fh, fd, size, true);
+	bool stable = size == 0;
+
+	memset(res, 0, sizeof(*res));
+	if (nfs_failed(st))
+		return st;
+	if (size)
+		st = run_pass(&t, inflight, p, 0);
+	if (size && !nfs_failed(st))
+		st = commit_pass(&t, &stable);
+	if (!nfs_failed(st) && !stable) {
+		/* The server restarted: what it had not committed may be gone. */
+		res->rewrites++;
+		t.how = FILE_SYNC;
+		st = run_pass(&t, inflight, p, 0);
+	}
+	res->bytes = nfs_failed(st) ? t.moved : size;
+	transfer_destroy(&t);
+	return st;
+}
