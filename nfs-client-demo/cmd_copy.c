@@ -37,7 +37,7 @@ int cmd_get(struct cli *c, const struct cli_command *cmd)
 
 	if (nfs_failed(st))
 		return cli_fail(c, remote, st);
-	fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return cli_fail(c, local, nfs_local_err(errno));
 	t0 = progress_now();

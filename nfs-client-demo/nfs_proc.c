@@ -81,14 +81,16 @@ struct nfs_status nfs3_lookup(struct nfs_session *s, const struct nfs_fh *dir, c
 		  (xdrproc_t)xdr_LOOKUP3res, &r);
 	if (nfs_failed(st))
 		return st;
+	bool bad = false;
+
 	if (r.status == NFS3_OK) {
 		memset(&out->attr, 0, sizeof(out->attr));
 		if (ok->obj_attributes.attributes_follow)
 			out->attr = ok->obj_attributes.post_op_attr_u.attributes;
-		if (!nfs_fh_from_xdr(&out->fh, &ok->object))
-			r.status = NFS3ERR_BADHANDLE;
+		bad = !nfs_fh_from_xdr(&out->fh, &ok->object);
 	}
-	return finish(s, NULL, (xdrproc_t)xdr_LOOKUP3res, &r, r.status);
+	st = finish(s, NULL, (xdrproc_t)xdr_LOOKUP3res, &r, r.status);
+	return bad ? nfs_err(NFS3ERR_BADHANDLE) : st;
 }
 
 struct nfs_status nfs3_fsinfo(struct nfs_session *s, const struct nfs_fh *root, FSINFO3resok *out)
@@ -225,6 +227,7 @@ struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, c
 	CREATE3res r;
 	struct nfs_status st;
 	const CREATE3resok *ok = &r.CREATE3res_u.resok;
+	bool bad = false;
 
 	a.how.mode = guarded ? GUARDED : UNCHECKED;
 	a.how.createhow3_u.obj_attributes = mode_attr(mode);
@@ -241,10 +244,12 @@ struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, c
 		/* RFC 1813 lets a server omit the handle; LOOKUP then finds it. */
 		if (!ok->obj.handle_follows)
 			out->fh.len = 0;
-		else if (!nfs_fh_from_xdr(&out->fh, &ok->obj.post_op_fh3_u.handle))
-			r.status = NFS3ERR_BADHANDLE;
+		else
+			bad = !nfs_fh_from_xdr(&out->fh, &ok->obj.post_op_fh3_u.handle);
 	}
 	st = finish(s, NULL, (xdrproc_t)xdr_CREATE3res, &r, r.status);
+	if (bad)
+		return nfs_err(NFS3ERR_BADHANDLE);
 	if (!nfs_failed(st) && out->fh.len == 0)
 		st = nfs3_lookup(s, dir, name, out);
 	return st;

@@ -109,13 +109,16 @@ struct nfs_status nfs3_readdir(struct nfs_session *s, const struct nfs_fh *dir, 
 	memset(&c, 0, sizeof(c));
 	while (!c.eof && !c.stop) {
 		uint64_t before = c.entries;
+		cookie3 from = c.cookie;
 
 		st = plus ? page_plus(s, dir, count, &c, fn, ctx) : page(s, dir, count, &c, fn, ctx);
 		if (nfs_failed(st))
 			return st;
-		/* A server that returns no entries without eof would loop forever. */
+		/* A server whose pages do not move the cookie on would make us loop forever. */
 		if (c.entries == before && !c.eof)
 			return nfs_err(NFS3ERR_TOOSMALL);
+		if (!c.eof && !c.stop && c.cookie == from)
+			return nfs_err(NFS3ERR_BAD_COOKIE);
 	}
 	return nfs_ok();
 }

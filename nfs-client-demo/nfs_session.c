@@ -131,6 +131,7 @@ static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t w
 	cs = clnt_call(s->mnt, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath, (char *)&path,
 		       (xdrproc_t)xdr_mountres3, (char *)&r, s->tv);
 	if (cs != RPC_SUCCESS) {
+		clnt_freeres(s->mnt, (xdrproc_t)xdr_mountres3, (char *)&r); /* a partial decode */
 		snprintf(why, why_len, "MOUNT: %s", clnt_sperrno(cs));
 		return (struct nfs_status){ NFS_STATUS_CONNECT, 0 };
 	}
@@ -144,7 +145,10 @@ static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t w
 	clnt_freeres(s->mnt, (xdrproc_t)xdr_mountres3, (char *)&r);
 	if (r.fhs_status != MNT3_OK)
 		return (struct nfs_status){ NFS_STATUS_MOUNT, (int)r.fhs_status };
-	return bad == NFS3_OK ? nfs_ok() : nfs_err(bad);
+	if (bad == NFS3_OK)
+		return nfs_ok();
+	snprintf(why, why_len, "MOUNT");
+	return nfs_err(bad);
 }
 
 static CLIENT *tcp_client(struct nfs_session *s)
