@@ -75,14 +75,13 @@ struct nfs_status nfs3_lookup(struct nfs_session *s, const struct nfs_fh *dir, c
 	LOOKUP3res r;
 	struct nfs_status st;
 	const LOOKUP3resok *ok = &r.LOOKUP3res_u.resok;
+	bool bad = false;
 
 	memset(&r, 0, sizeof(r));
 	st = call(s, NULL, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args, &a,
 		  (xdrproc_t)xdr_LOOKUP3res, &r);
 	if (nfs_failed(st))
 		return st;
-	bool bad = false;
-
 	if (r.status == NFS3_OK) {
 		memset(&out->attr, 0, sizeof(out->attr));
 		if (ok->obj_attributes.attributes_follow)
