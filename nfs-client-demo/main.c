@@ -227,7 +227,8 @@ int main(int argc, char **argv)
 	unsigned long v;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "+vj:h", long_options, NULL)) != -1) {
+	opterr = 0; /* getopt would name argv[0], a path; messages name the program */
+	while ((opt = getopt_long(argc, argv, "+:vj:h", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'v': c.verbose = true; break;
 		case 'j':
@@ -249,7 +250,13 @@ int main(int argc, char **argv)
 		case OPT_NO_PROGRESS: c.progress = false; break;
 		case 'h': usage(stdout); return NFS_EXIT_OK;
 		case OPT_VERSION: puts(VERSION_TEXT); return NFS_EXIT_OK;
+		case ':':
+			return usage_error("option '%s' requires an argument", argv[optind - 1]);
 		default:
+			if (optopt)
+				fprintf(stderr, CLI_NAME ": invalid option -- '%c'\n", optopt);
+			else
+				fprintf(stderr, CLI_NAME ": unrecognized option '%s'\n", argv[optind - 1]);
 			fprintf(stderr, "Try '" CLI_NAME " --help' for more information.\n");
 			return NFS_EXIT_USAGE;
 		}
