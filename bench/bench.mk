@@ -15,7 +15,7 @@ DEBS += libnfs-utils gnuplot-nox time python3
 BENCH_PROVIDERS ?= siw rxe
 BENCH_RUNS      ?= 5
 BENCH_SIZE_MIB  ?= 256
-BENCH_TIMEOUT   ?= 900
+BENCH_TIMEOUT   ?= 1500
 BENCH_OUT       ?= bench
 
 .PHONY: bench bench-bins
