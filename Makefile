@@ -194,4 +194,5 @@ include docs/docs.mk
 -include nfs-client-demo/demo.mk
 -include tests/integration/integration.mk
 include nfs-client-demo/build.mk
+-include bench/bench.mk
 -include tests/vm/vm.mk
