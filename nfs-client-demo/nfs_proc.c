@@ -9,21 +9,31 @@
 
 #define XDR_VOID ((xdrproc_t)(void (*)(void))xdr_void)
 
-static struct nfs_status call(struct nfs_session *s, CLIENT *cl, rpcproc_t proc, xdrproc_t xa,
-			      const void *args, xdrproc_t xr, void *res)
+static CLIENT *client(struct nfs_session *s, CLIENT *cl)
 {
-	enum clnt_stat st = clnt_call(cl ? cl : s->clnt, proc, xa, (char *)args, xr, (char *)res,
-				      s->tv);
-
-	return st == RPC_SUCCESS ? nfs_ok() : nfs_rpc_err(st);
+	return cl ? cl : s->clnt;
 }
 
-/* The status of a decoded reply; frees it. */
-static struct nfs_status finish(struct nfs_session *s, CLIENT *cl, xdrproc_t xr, void *res,
-				nfsstat3 status)
+struct nfs_status nfs3_call(struct nfs_session *s, CLIENT *cl, rpcproc_t proc, xdrproc_t xa,
+			    const void *args, xdrproc_t xr, void *res, size_t res_size,
+			    const nfsstat3 *status)
 {
-	clnt_freeres(cl ? cl : s->clnt, xr, res);
-	return status == NFS3_OK ? nfs_ok() : nfs_err(status);
+	enum clnt_stat cs;
+
+	if (res_size)
+		memset(res, 0, res_size);
+	cs = clnt_call(client(s, cl), proc, xa, (char *)args, xr, (char *)res, s->tv);
+	if (cs != RPC_SUCCESS)
+		return nfs_rpc_err(cs);
+	return !status || *status == NFS3_OK ? nfs_ok() : nfs_err(*status);
+}
+
+struct nfs_status nfs3_release(struct nfs_session *s, CLIENT *cl, xdrproc_t xr, void *res,
+			       struct nfs_status st)
+{
+	if (st.kind != NFS_STATUS_RPC)
+		clnt_freeres(client(s, cl), xr, res);
+	return st;
 }
 
 static diropargs3 dirop(const struct nfs_fh *dir, const char *name)
@@ -47,7 +57,7 @@ static sattr3 mode_attr(uint32_t mode)
 
 struct nfs_status nfs3_null(struct nfs_session *s, CLIENT *cl)
 {
-	return call(s, cl, NFSPROC3_NULL, XDR_VOID, NULL, XDR_VOID, NULL);
+	return nfs3_call(s, cl, NFSPROC3_NULL, XDR_VOID, NULL, XDR_VOID, NULL, 0, NULL);
 }
 
 struct nfs_status nfs3_getattr(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
@@ -58,14 +68,10 @@ struct nfs_status nfs3_getattr(struct nfs_session *s, CLIENT *cl, const struct n
 	struct nfs_status st;
 
 	nfs_fh_to_xdr(fh, &a.object);
-	memset(&r, 0, sizeof(r));
-	st = call(s, cl, NFSPROC3_GETATTR, (xdrproc_t)xdr_GETATTR3args, &a,
-		  (xdrproc_t)xdr_GETATTR3res, &r);
-	if (nfs_failed(st))
-		return st;
-	if (r.status == NFS3_OK)
+	st = NFS3_CALL(s, cl, NFSPROC3_GETATTR, GETATTR3, &a, &r);
+	if (!nfs_failed(st))
 		*attr = r.GETATTR3res_u.resok.obj_attributes;
-	return finish(s, cl, (xdrproc_t)xdr_GETATTR3res, &r, r.status);
+	return NFS3_RELEASE(s, cl, GETATTR3, &r, st);
 }
 
 struct nfs_status nfs3_lookup(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
@@ -77,18 +83,14 @@ struct nfs_status nfs3_lookup(struct nfs_session *s, const struct nfs_fh *dir, c
 	const LOOKUP3resok *ok = &r.LOOKUP3res_u.resok;
 	bool bad = false;
 
-	memset(&r, 0, sizeof(r));
-	st = call(s, NULL, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args, &a,
-		  (xdrproc_t)xdr_LOOKUP3res, &r);
-	if (nfs_failed(st))
-		return st;
-	if (r.status == NFS3_OK) {
+	st = NFS3_CALL(s, NULL, NFSPROC3_LOOKUP, LOOKUP3, &a, &r);
+	if (!nfs_failed(st)) {
 		memset(&out->attr, 0, sizeof(out->attr));
 		if (ok->obj_attributes.attributes_follow)
 			out->attr = ok->obj_attributes.post_op_attr_u.attributes;
 		bad = !nfs_fh_from_xdr(&out->fh, &ok->object);
 	}
-	st = finish(s, NULL, (xdrproc_t)xdr_LOOKUP3res, &r, r.status);
+	st = NFS3_RELEASE(s, NULL, LOOKUP3, &r, st);
 	return bad ? nfs_err(NFS3ERR_BADHANDLE) : st;
 }
 
@@ -99,14 +101,10 @@ struct nfs_status nfs3_fsinfo(struct nfs_session *s, const struct nfs_fh *root, 
 	struct nfs_status st;
 
 	nfs_fh_to_xdr(root, &a.fsroot);
-	memset(&r, 0, sizeof(r));
-	st = call(s, NULL, NFSPROC3_FSINFO, (xdrproc_t)xdr_FSINFO3args, &a,
-		  (xdrproc_t)xdr_FSINFO3res, &r);
-	if (nfs_failed(st))
-		return st;
-	if (r.status == NFS3_OK)
+	st = NFS3_CALL(s, NULL, NFSPROC3_FSINFO, FSINFO3, &a, &r);
+	if (!nfs_failed(st))
 		*out = r.FSINFO3res_u.resok;
-	return finish(s, NULL, (xdrproc_t)xdr_FSINFO3res, &r, r.status);
+	return NFS3_RELEASE(s, NULL, FSINFO3, &r, st);
 }
 
 struct nfs_status nfs3_fsstat(struct nfs_session *s, const struct nfs_fh *root, FSSTAT3resok *out)
@@ -116,14 +114,10 @@ struct nfs_status nfs3_fsstat(struct nfs_session *s, const struct nfs_fh *root, 
 	struct nfs_status st;
 
 	nfs_fh_to_xdr(root, &a.fsroot);
-	memset(&r, 0, sizeof(r));
-	st = call(s, NULL, NFSPROC3_FSSTAT, (xdrproc_t)xdr_FSSTAT3args, &a,
-		  (xdrproc_t)xdr_FSSTAT3res, &r);
-	if (nfs_failed(st))
-		return st;
-	if (r.status == NFS3_OK)
+	st = NFS3_CALL(s, NULL, NFSPROC3_FSSTAT, FSSTAT3, &a, &r);
+	if (!nfs_failed(st))
 		*out = r.FSSTAT3res_u.resok;
-	return finish(s, NULL, (xdrproc_t)xdr_FSSTAT3res, &r, r.status);
+	return NFS3_RELEASE(s, NULL, FSSTAT3, &r, st);
 }
 
 /* READ3res with its data decoded into a caller's buffer of @cap bytes. */
@@ -163,14 +157,14 @@ struct nfs_status nfs3_read(struct nfs_session *s, CLIENT *cl, const struct nfs_
 	memset(&r, 0, sizeof(r));
 	r.buf = buf;
 	r.cap = count;
-	st = call(s, cl, NFSPROC3_READ, (xdrproc_t)xdr_READ3args, &a, (xdrproc_t)xdr_read_reply, &r);
-	if (nfs_failed(st))
-		return st;
-	if (r.status != NFS3_OK)
-		return nfs_err(r.status);
-	*got = r.len;
-	*eof = r.eof;
-	return nfs_ok();
+	/* Set up above (not zeroed); nothing to release: the data is in @buf. */
+	st = nfs3_call(s, cl, NFSPROC3_READ, (xdrproc_t)xdr_READ3args, &a,
+		       (xdrproc_t)xdr_read_reply, &r, 0, &r.status);
+	if (!nfs_failed(st)) {
+		*got = r.len;
+		*eof = r.eof;
+	}
+	return st;
 }
 
 struct nfs_status nfs3_write(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
@@ -188,15 +182,12 @@ struct nfs_status nfs3_write(struct nfs_session *s, CLIENT *cl, const struct nfs
 	a.stable = how;
 	a.data.data_len = count;
 	a.data.data_val = (char *)buf;
-	memset(&r, 0, sizeof(r));
-	st = call(s, cl, NFSPROC3_WRITE, (xdrproc_t)xdr_WRITE3args, &a, (xdrproc_t)xdr_WRITE3res, &r);
-	if (nfs_failed(st))
-		return st;
-	if (r.status == NFS3_OK) {
+	st = NFS3_CALL(s, cl, NFSPROC3_WRITE, WRITE3, &a, &r);
+	if (!nfs_failed(st)) {
 		*done = ok->count > count ? count : ok->count;
 		memcpy(verf, ok->verf, NFS3_WRITEVERFSIZE);
 	}
-	return finish(s, cl, (xdrproc_t)xdr_WRITE3res, &r, r.status);
+	return NFS3_RELEASE(s, cl, WRITE3, &r, st);
 }
 
 struct nfs_status nfs3_commit(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
@@ -209,14 +200,10 @@ struct nfs_status nfs3_commit(struct nfs_session *s, CLIENT *cl, const struct nf
 	nfs_fh_to_xdr(fh, &a.file);
 	a.offset = 0;
 	a.count = 0;
-	memset(&r, 0, sizeof(r));
-	st = call(s, cl, NFSPROC3_COMMIT, (xdrproc_t)xdr_COMMIT3args, &a,
-		  (xdrproc_t)xdr_COMMIT3res, &r);
-	if (nfs_failed(st))
-		return st;
-	if (r.status == NFS3_OK)
+	st = NFS3_CALL(s, cl, NFSPROC3_COMMIT, COMMIT3, &a, &r);
+	if (!nfs_failed(st))
 		memcpy(verf, r.COMMIT3res_u.resok.verf, NFS3_WRITEVERFSIZE);
-	return finish(s, cl, (xdrproc_t)xdr_COMMIT3res, &r, r.status);
+	return NFS3_RELEASE(s, cl, COMMIT3, &r, st);
 }
 
 struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
@@ -231,12 +218,8 @@ struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, c
 	a.how.mode = guarded ? GUARDED : UNCHECKED;
 	a.how.createhow3_u.obj_attributes = mode_attr(mode);
 	a.how.createhow3_u.obj_attributes.size.set_it = !guarded;
-	memset(&r, 0, sizeof(r));
-	st = call(s, NULL, NFSPROC3_CREATE, (xdrproc_t)xdr_CREATE3args, &a,
-		  (xdrproc_t)xdr_CREATE3res, &r);
-	if (nfs_failed(st))
-		return st;
-	if (r.status == NFS3_OK) {
+	st = NFS3_CALL(s, NULL, NFSPROC3_CREATE, CREATE3, &a, &r);
+	if (!nfs_failed(st)) {
 		memset(&out->attr, 0, sizeof(out->attr));
 		if (ok->obj_attributes.attributes_follow)
 			out->attr = ok->obj_attributes.post_op_attr_u.attributes;
@@ -246,7 +229,7 @@ struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, c
 		else
 			bad = !nfs_fh_from_xdr(&out->fh, &ok->obj.post_op_fh3_u.handle);
 	}
-	st = finish(s, NULL, (xdrproc_t)xdr_CREATE3res, &r, r.status);
+	st = NFS3_RELEASE(s, NULL, CREATE3, &r, st);
 	if (bad)
 		return nfs_err(NFS3ERR_BADHANDLE);
 	if (!nfs_failed(st) && out->fh.len == 0)
@@ -259,11 +242,8 @@ struct nfs_status nfs3_mkdir(struct nfs_session *s, const struct nfs_fh *dir, co
 {
 	MKDIR3args a = { dirop(dir, name), mode_attr(mode) };
 	MKDIR3res r;
-	struct nfs_status st;
 
-	memset(&r, 0, sizeof(r));
-	st = call(s, NULL, NFSPROC3_MKDIR, (xdrproc_t)xdr_MKDIR3args, &a, (xdrproc_t)xdr_MKDIR3res, &r);
-	return nfs_failed(st) ? st : finish(s, NULL, (xdrproc_t)xdr_MKDIR3res, &r, r.status);
+	return NFS3_RELEASE(s, NULL, MKDIR3, &r, NFS3_CALL(s, NULL, NFSPROC3_MKDIR, MKDIR3, &a, &r));
 }
 
 struct nfs_status nfs3_symlink(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
@@ -271,14 +251,10 @@ struct nfs_status nfs3_symlink(struct nfs_session *s, const struct nfs_fh *dir, 
 {
 	SYMLINK3args a = { .where = dirop(dir, name) };
 	SYMLINK3res r;
-	struct nfs_status st;
 
 	a.symlink.symlink_attributes = mode_attr(0777);
 	a.symlink.symlink_data = (char *)target;
-	memset(&r, 0, sizeof(r));
-	st = call(s, NULL, NFSPROC3_SYMLINK, (xdrproc_t)xdr_SYMLINK3args, &a,
-		  (xdrproc_t)xdr_SYMLINK3res, &r);
-	return nfs_failed(st) ? st : finish(s, NULL, (xdrproc_t)xdr_SYMLINK3res, &r, r.status);
+	return NFS3_RELEASE(s, NULL, SYMLINK3, &r, NFS3_CALL(s, NULL, NFSPROC3_SYMLINK, SYMLINK3, &a, &r));
 }
 
 struct nfs_status nfs3_readlink(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
@@ -289,40 +265,29 @@ struct nfs_status nfs3_readlink(struct nfs_session *s, CLIENT *cl, const struct 
 	struct nfs_status st;
 
 	nfs_fh_to_xdr(fh, &a.symlink);
-	memset(&r, 0, sizeof(r));
-	st = call(s, cl, NFSPROC3_READLINK, (xdrproc_t)xdr_READLINK3args, &a,
-		  (xdrproc_t)xdr_READLINK3res, &r);
-	if (nfs_failed(st))
-		return st;
-	if (r.status == NFS3_OK) {
+	st = NFS3_CALL(s, cl, NFSPROC3_READLINK, READLINK3, &a, &r);
+	if (!nfs_failed(st)) {
 		/* xdr_string bounds it to NFS3_MAXPATHLEN */
 		strncpy(buf, r.READLINK3res_u.resok.data, NFS3_MAXPATHLEN);
 		buf[NFS3_MAXPATHLEN] = '\0';
 	}
-	return finish(s, cl, (xdrproc_t)xdr_READLINK3res, &r, r.status);
+	return NFS3_RELEASE(s, cl, READLINK3, &r, st);
 }
 
 struct nfs_status nfs3_remove(struct nfs_session *s, const struct nfs_fh *dir, const char *name)
 {
 	REMOVE3args a = { dirop(dir, name) };
 	REMOVE3res r;
-	struct nfs_status st;
 
-	memset(&r, 0, sizeof(r));
-	st = call(s, NULL, NFSPROC3_REMOVE, (xdrproc_t)xdr_REMOVE3args, &a,
-		  (xdrproc_t)xdr_REMOVE3res, &r);
-	return nfs_failed(st) ? st : finish(s, NULL, (xdrproc_t)xdr_REMOVE3res, &r, r.status);
+	return NFS3_RELEASE(s, NULL, REMOVE3, &r, NFS3_CALL(s, NULL, NFSPROC3_REMOVE, REMOVE3, &a, &r));
 }
 
 struct nfs_status nfs3_rmdir(struct nfs_session *s, const struct nfs_fh *dir, const char *name)
 {
 	RMDIR3args a = { dirop(dir, name) };
 	RMDIR3res r;
-	struct nfs_status st;
 
-	memset(&r, 0, sizeof(r));
-	st = call(s, NULL, NFSPROC3_RMDIR, (xdrproc_t)xdr_RMDIR3args, &a, (xdrproc_t)xdr_RMDIR3res, &r);
-	return nfs_failed(st) ? st : finish(s, NULL, (xdrproc_t)xdr_RMDIR3res, &r, r.status);
+	return NFS3_RELEASE(s, NULL, RMDIR3, &r, NFS3_CALL(s, NULL, NFSPROC3_RMDIR, RMDIR3, &a, &r));
 }
 
 struct nfs_status nfs3_rename(struct nfs_session *s, const struct nfs_fh *from_dir,
@@ -330,10 +295,6 @@ struct nfs_status nfs3_rename(struct nfs_session *s, const struct nfs_fh *from_d
 {
 	RENAME3args a = { dirop(from_dir, from), dirop(to_dir, to) };
 	RENAME3res r;
-	struct nfs_status st;
 
-	memset(&r, 0, sizeof(r));
-	st = call(s, NULL, NFSPROC3_RENAME, (xdrproc_t)xdr_RENAME3args, &a,
-		  (xdrproc_t)xdr_RENAME3res, &r);
-	return nfs_failed(st) ? st : finish(s, NULL, (xdrproc_t)xdr_RENAME3res, &r, r.status);
+	return NFS3_RELEASE(s, NULL, RENAME3, &r, NFS3_CALL(s, NULL, NFSPROC3_RENAME, RENAME3, &a, &r));
 }

@@ -13,6 +13,26 @@
 
 #include "nfs_session.h"
 
+/*
+ * nfs3_call - one call whose decoded reply stays in @res (its first
+ * @res_size bytes zeroed first) until nfs3_release(): ok or the server's
+ * status (read from @status, the reply's nfsstat3), or the RPC failure,
+ * when nothing is held.
+ * NFS3_CALL(s, cl, proc, GETATTR3, &args, &res) names the rpcgen routines.
+ */
+struct nfs_status nfs3_call(struct nfs_session *s, CLIENT *cl, rpcproc_t proc, xdrproc_t xa,
+			    const void *args, xdrproc_t xr, void *res, size_t res_size,
+			    const nfsstat3 *status);
+/* nfs3_release - free what nfs3_call() decoded; returns @st. */
+struct nfs_status nfs3_release(struct nfs_session *s, CLIENT *cl, xdrproc_t xr, void *res,
+			       struct nfs_status st);
+
+#define NFS3_CALL(s, cl, proc, T, argp, resp)                                                 \
+	nfs3_call((s), (cl), (proc), (xdrproc_t)xdr_##T##args, (argp), (xdrproc_t)xdr_##T##res, \
+		  (resp), sizeof(*(resp)), &(resp)->status)
+#define NFS3_RELEASE(s, cl, T, resp, st) \
+	nfs3_release((s), (cl), (xdrproc_t)xdr_##T##res, (resp), (st))
+
 struct nfs_status nfs3_null(struct nfs_session *s, CLIENT *cl);
 struct nfs_status nfs3_getattr(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
 			       fattr3 *attr);

@@ -54,23 +54,16 @@ static struct nfs_status page(struct nfs_session *s, const struct nfs_fh *dir, u
 {
 	READDIR3args a;
 	READDIR3res r;
-	enum clnt_stat cs;
-	nfsstat3 status;
+	struct nfs_status st;
 
 	nfs_fh_to_xdr(dir, &a.dir);
 	a.cookie = c->cookie;
 	memcpy(a.cookieverf, c->verf, sizeof(a.cookieverf));
 	a.count = count;
-	memset(&r, 0, sizeof(r));
-	cs = clnt_call(s->clnt, NFSPROC3_READDIR, (xdrproc_t)xdr_READDIR3args, (char *)&a,
-		       (xdrproc_t)xdr_READDIR3res, (char *)&r, s->tv);
-	if (cs != RPC_SUCCESS)
-		return nfs_rpc_err(cs);
-	status = r.status;
-	if (status == NFS3_OK)
+	st = NFS3_CALL(s, NULL, NFSPROC3_READDIR, READDIR3, &a, &r);
+	if (!nfs_failed(st))
 		readdir_page(&r.READDIR3res_u.resok, c, fn, ctx);
-	clnt_freeres(s->clnt, (xdrproc_t)xdr_READDIR3res, (char *)&r);
-	return status == NFS3_OK ? nfs_ok() : nfs_err(status);
+	return NFS3_RELEASE(s, NULL, READDIR3, &r, st);
 }
 
 static struct nfs_status page_plus(struct nfs_session *s, const struct nfs_fh *dir,
@@ -79,24 +72,17 @@ static struct nfs_status page_plus(struct nfs_session *s, const struct nfs_fh *d
 {
 	READDIRPLUS3args a;
 	READDIRPLUS3res r;
-	enum clnt_stat cs;
-	nfsstat3 status;
+	struct nfs_status st;
 
 	nfs_fh_to_xdr(dir, &a.dir);
 	a.cookie = c->cookie;
 	memcpy(a.cookieverf, c->verf, sizeof(a.cookieverf));
 	a.dircount = count / 4;
 	a.maxcount = count;
-	memset(&r, 0, sizeof(r));
-	cs = clnt_call(s->clnt, NFSPROC3_READDIRPLUS, (xdrproc_t)xdr_READDIRPLUS3args, (char *)&a,
-		       (xdrproc_t)xdr_READDIRPLUS3res, (char *)&r, s->tv);
-	if (cs != RPC_SUCCESS)
-		return nfs_rpc_err(cs);
-	status = r.status;
-	if (status == NFS3_OK)
+	st = NFS3_CALL(s, NULL, NFSPROC3_READDIRPLUS, READDIRPLUS3, &a, &r);
+	if (!nfs_failed(st))
 		readdirplus_page(&r.READDIRPLUS3res_u.resok, c, fn, ctx);
-	clnt_freeres(s->clnt, (xdrproc_t)xdr_READDIRPLUS3res, (char *)&r);
-	return status == NFS3_OK ? nfs_ok() : nfs_err(status);
+	return NFS3_RELEASE(s, NULL, READDIRPLUS3, &r, st);
 }
 
 struct nfs_status nfs3_readdir(struct nfs_session *s, const struct nfs_fh *dir, bool plus,
