@@ -66,3 +66,39 @@ $(INTEG_NFS_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS) $
 
 # The guest runs what the host built (tests/vm/vm.mk reads this list).
 VMTEST_DEPS += integration-bins
+
+# ---- the same programs under ASan and UBSan: $(B)/asan/bin/NAME ------------------------
+# The robustness tests run the library's peers instrumented (a hostile peer's
+# input must not cause a sanitizer report; leaks are found by LeakSanitizer).
+ASAN_STATIC_LIB   := $(B)/asan/lib/librpcrdma.a
+ASAN_INTEG_BINS   := $(INTEG_SRCS:tests/integration/%.c=$(B)/asan/bin/%)
+ASAN_INTEG_RPC    := $(filter $(B)/asan/bin/rpc_% $(B)/asan/bin/capture_%,$(ASAN_INTEG_BINS))
+ASAN_INTEG_NFS    := $(filter $(B)/asan/bin/nfs_%,$(ASAN_INTEG_BINS))
+ASAN_INTEG_PLAIN  := $(filter-out $(ASAN_INTEG_RPC) $(ASAN_INTEG_NFS),$(ASAN_INTEG_BINS))
+ASAN_SUPPORT_OBJS := $(INTEG_SUPPORT_SRCS:tests/integration/support/%.c=$(B)/asan/integ/%.o)
+ASAN_INTEG_LINK    = $(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) -I$(GEN) -Itests/integration/support $(PKG_CFLAGS)
+
+.PHONY: asan-integration-bins
+asan-integration-bins: need-pkgs $(ASAN_INTEG_BINS)
+
+$(ASAN_STATIC_LIB): $(ASAN_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/asan/integ/%.o: tests/integration/support/%.c $(INTEG_SUPPORT_HDRS) $(LIB_HDRS) $(GEN)/rdmatest.h
+	@mkdir -p $(@D)
+	$(ASAN_INTEG_LINK) -c $< -o $@
+
+$(ASAN_INTEG_PLAIN): $(B)/asan/bin/%: tests/integration/%.c $(ASAN_STATIC_LIB) $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(ASAN_INTEG_LINK) $< $(ASAN_STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
+
+$(ASAN_INTEG_RPC): $(B)/asan/bin/%: tests/integration/%.c $(ASAN_STATIC_LIB) $(LIB_HDRS) $(GEN)/asan/rdmatest_xdr.o $(ASAN_SUPPORT_OBJS) $(INTEG_SUPPORT_HDRS)
+	@mkdir -p $(@D)
+	$(ASAN_INTEG_LINK) $< $(GEN)/asan/rdmatest_xdr.o $(ASAN_SUPPORT_OBJS) $(ASAN_STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
+
+$(ASAN_INTEG_NFS): $(B)/asan/bin/%: tests/integration/%.c $(ASAN_STATIC_LIB) $(LIB_HDRS) $(NFS_X:%=$(GEN)/asan/%_xdr.o) $(NFS_XDR_HDRS)
+	@mkdir -p $(@D)
+	$(ASAN_INTEG_LINK) $< $(NFS_X:%=$(GEN)/asan/%_xdr.o) $(ASAN_STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
+
+VMTEST_DEPS += asan-integration-bins
