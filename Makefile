@@ -195,4 +195,5 @@ include docs/docs.mk
 -include tests/integration/integration.mk
 include nfs-client-demo/build.mk
 -include bench/bench.mk
+-include tests/hostile/hostile.mk
 -include tests/vm/vm.mk
