@@ -1,0 +1,162 @@
+/*
+ * A standalone rdmatest server, and the well-behaved client that checks
+ * it, for the tests that attack the server from another process
+ * (tests/integration/hostile_client.test).
+ *
+ *   rpc_server ADDR...         serve the rdmatest program (every procedure,
+ *                              rdmatest_dispatch) on each address, port 0;
+ *                              print one line "PORT" per address, then serve
+ *                              until SIGTERM or SIGINT and exit 0, so that
+ *                              LeakSanitizer runs in an instrumented build.
+ *   rpc_server --check ADDR PORT
+ *                              one CLIENT of the library: NULL, an inline
+ *                              ECHO, a position-zero read chunk ECHO, READ
+ *                              (a write chunk) and LONG_RES (a reply chunk),
+ *                              each answer checked; exit 0 when all are right.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdmatest_support.h"
+
+static const struct timeval check_timeout = { 10, 0 };
+
+static int serve(int naddr, char **addrs)
+{
+	sigset_t stop;
+	int sig;
+
+	/* Block the stop signals in every thread; the main thread takes them with sigwait. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	rdmatest_raise_memlock();
+	for (int i = 0; i < naddr; i++) {
+		SVCXPRT *x = rdmatest_listen("rpc_server", addrs[i], NULL, NULL);
+
+		if (!x)
+			return 1;
+		printf("%u\n", (unsigned)x->xp_port);
+	}
+	fflush(stdout);
+	if (!rdmatest_start_server("rpc_server"))
+		return 1;
+	sigwait(&stop, &sig);
+	fprintf(stderr, "rpc_server: signal %d: exiting\n", sig);
+	return 0;
+}
+
+/* ---- the well-behaved client ----------------------------------------------------- */
+
+static int check_echo(CLIENT *cl, uint32_t len)
+{
+	rdmatest_data arg, res = { 0 };
+	uint8_t *buf = malloc(len ? len : 1);
+	enum clnt_stat st;
+	int bad;
+
+	if (!buf)
+		return 1;
+	rdmatest_fill(buf, len, len);
+	arg.rdmatest_data_len = len;
+	arg.rdmatest_data_val = (char *)buf;
+	st = clnt_call(cl, RDMATEST_ECHO, (xdrproc_t)xdr_rdmatest_data, (char *)&arg,
+		       (xdrproc_t)xdr_rdmatest_data, (char *)&res, check_timeout);
+	bad = st != RPC_SUCCESS || res.rdmatest_data_len != len ||
+	      memcmp(res.rdmatest_data_val, buf, len);
+	if (bad)
+		fprintf(stderr, "rpc_server: check: ECHO of %u bytes: %s\n", len,
+			st != RPC_SUCCESS ? clnt_sperrno(st) : "wrong data");
+	if (st == RPC_SUCCESS)
+		xdr_free((xdrproc_t)xdr_rdmatest_data, (char *)&res);
+	free(buf);
+	return bad;
+}
+
+static int check_read(CLIENT *cl, uint32_t count)
+{
+	rdmatest_read_args arg = { .count = count, .seed = 7 };
+	rdmatest_read_res res;
+	enum clnt_stat st;
+	int bad = 0;
+
+	memset(&res, 0, sizeof(res));
+	st = clnt_call(cl, RDMATEST_READ, (xdrproc_t)xdr_rdmatest_read_args, (char *)&arg,
+		       (xdrproc_t)xdr_rdmatest_read_res, (char *)&res, check_timeout);
+	if (st != RPC_SUCCESS || res.data.rdmatest_data_len != count)
+		bad = 1;
+	for (uint32_t i = 0; !bad && i < count; i++)
+		bad = (uint8_t)res.data.rdmatest_data_val[i] != rdmatest_gen_byte(7, i);
+	if (bad)
+		fprintf(stderr, "rpc_server: check: READ of %u bytes: %s\n", count,
+			st != RPC_SUCCESS ? clnt_sperrno(st) : "wrong data");
+	if (st == RPC_SUCCESS)
+		xdr_free((xdrproc_t)xdr_rdmatest_read_res, (char *)&res);
+	return bad;
+}
+
+static int check_long_res(CLIENT *cl, uint32_t words)
+{
+	rdmatest_read_args arg = { .count = words, .seed = 9 };
+	rdmatest_words res;
+	enum clnt_stat st;
+	int bad = 0;
+
+	memset(&res, 0, sizeof(res));
+	st = clnt_call(cl, RDMATEST_LONG_RES, (xdrproc_t)xdr_rdmatest_read_args, (char *)&arg,
+		       (xdrproc_t)xdr_rdmatest_words, (char *)&res, check_timeout);
+	if (st != RPC_SUCCESS || res.rdmatest_words_len != words)
+		bad = 1;
+	for (uint32_t i = 0; !bad && i < words; i++)
+		bad = res.rdmatest_words_val[i] != rdmatest_gen_word(9, i);
+	if (bad)
+		fprintf(stderr, "rpc_server: check: LONG_RES of %u words: %s\n", words,
+			st != RPC_SUCCESS ? clnt_sperrno(st) : "wrong data");
+	if (st == RPC_SUCCESS)
+		xdr_free((xdrproc_t)xdr_rdmatest_words, (char *)&res);
+	return bad;
+}
+
+static int check(const char *addr, const char *port)
+{
+	struct sockaddr_storage ss;
+	struct rpcrdma_options o;
+	CLIENT *cl;
+	int bad = 0;
+
+	if (!rdmatest_parse_addr(addr, (uint16_t)strtoul(port, NULL, 10), &ss)) {
+		fprintf(stderr, "rpc_server: invalid address '%s'\n", addr);
+		return 2;
+	}
+	rdmatest_raise_memlock();
+	rpcrdma_options_init(&o);
+	o.ulb = &rdmatest_ulb;
+	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, RDMATEST_PROG, RDMATEST_V1, &o);
+	if (!cl) {
+		fprintf(stderr, "rpc_server: check: %s", clnt_spcreateerror(addr));
+		return 1;
+	}
+	if (rdmatest_call_null(cl, check_timeout) != RPC_SUCCESS) {
+		fprintf(stderr, "rpc_server: check: NULL failed\n");
+		bad = 1;
+	}
+	bad |= check_echo(cl, 100);       /* inline */
+	bad |= check_echo(cl, 20000);     /* position-zero read chunk and reply chunk */
+	bad |= check_read(cl, 65536);     /* write chunk */
+	bad |= check_long_res(cl, 4096);  /* reply chunk */
+	clnt_destroy(cl);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "--check"))
+		return check(argv[2], argv[3]);
+	if (argc >= 2 && argv[1][0] != '-')
+		return serve(argc - 1, argv + 1);
+	fprintf(stderr, "usage: rpc_server ADDR...\n       rpc_server --check ADDR PORT\n");
+	return 2;
+}
