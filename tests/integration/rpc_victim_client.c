@@ -103,7 +103,7 @@ static bool bytes_are(const uint8_t *p, uint32_t len, uint32_t seed)
 
 static bool read_res_ok(const rdmatest_read_res *r, uint32_t n, uint32_t seed)
 {
-	return r->count == n && r->data.rdmatest_data_len == n &&
+	return r->count == n && r->data.rdmatest_data_len == n && (r->data.rdmatest_data_val || !n) &&
 	       bytes_are((const uint8_t *)r->data.rdmatest_data_val, n, seed);
 }
 
@@ -128,8 +128,8 @@ static void run_echo(struct vcall *c, uint8_t *buf)
 	rdmatest_fill(buf, c->n, c->seed);
 	c->st = clnt_call(c->cl, RDMATEST_ECHO, (xdrproc_t)xdr_rdmatest_data, (char *)&arg,
 			  (xdrproc_t)xdr_rdmatest_data, (char *)&res, call_timeout(c));
-	c->data_ok = res.rdmatest_data_len == c->n && bytes_are((uint8_t *)res.rdmatest_data_val,
-								 c->n, c->seed);
+	c->data_ok = c->st == RPC_SUCCESS && res.rdmatest_data_len == c->n &&
+		     bytes_are((uint8_t *)res.rdmatest_data_val, c->n, c->seed);
 	clnt_freeres(c->cl, (xdrproc_t)xdr_rdmatest_data, (char *)&res);
 }
 
@@ -152,7 +152,7 @@ static void run_read(struct vcall *c)
 	memset(&res, 0, sizeof(res));
 	c->st = clnt_call(c->cl, RDMATEST_READ, (xdrproc_t)xdr_rdmatest_read_args, (char *)&arg,
 			  (xdrproc_t)xdr_rdmatest_read_res, (char *)&res, call_timeout(c));
-	c->data_ok = read_res_ok(&res, c->n, c->seed);
+	c->data_ok = c->st == RPC_SUCCESS && read_res_ok(&res, c->n, c->seed);
 	if (c->st == RPC_SUCCESS && c->data_ok)
 		keep_read(&res, c->seed); /* freed at exit */
 	else
@@ -166,7 +166,7 @@ static void run_longres(struct vcall *c)
 
 	c->st = clnt_call(c->cl, RDMATEST_LONG_RES, (xdrproc_t)xdr_rdmatest_read_args, (char *)&arg,
 			  (xdrproc_t)xdr_rdmatest_words, (char *)&res, call_timeout(c));
-	c->data_ok = res.rdmatest_words_len == c->n;
+	c->data_ok = c->st == RPC_SUCCESS && res.rdmatest_words_len == c->n;
 	for (uint32_t i = 0; c->data_ok && i < c->n; i++)
 		c->data_ok = res.rdmatest_words_val[i] == rdmatest_gen_word(c->seed, i);
 	clnt_freeres(c->cl, (xdrproc_t)xdr_rdmatest_words, (char *)&res);
