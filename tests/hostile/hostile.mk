@@ -34,3 +34,8 @@ $(HOSTILE_BINS): $(B)/bin/%: tests/hostile/%.c $(HOSTILE_CORE_LIB) $(HOSTILE_COR
 	$(HOSTILE_CC) $< $(HOSTILE_CORE_LIB) $(HOSTILE_LIBS) -o $@
 
 VMTEST_DEPS += hostile-bins
+
+# hostile_server (the malicious server, tests/integration/hostile_server.test
+# and keys.test) attacks the ASan+UBSan build of the rdmatest client
+# tests/integration/rpc_victim_client.c.
+hostile-bins: $(B)/asan/bin/rpc_victim_client
