@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,16 +411,45 @@ static void ep_disconnect(struct rpcrdma_ep *ep)
  */
 #define EP_REMOVAL_WAIT_MS 3000
 
+/* A removed device's node that was still there when we last looked: look again later. */
+static pthread_mutex_t removal_lock = PTHREAD_MUTEX_INITIALIZER;
+static char removal_pending[sizeof(((struct ibv_device *)0)->dev_path)];
+
+static void ep_forget_removed_devices(void)
+{
+	struct ibv_context **list = rdma_get_devices(NULL);
+
+	if (list)
+		rdma_free_devices(list);
+}
+
+/*
+ * @uverbs_path: the node of a device that was just removed under an
+ * endpoint, or "" to retry an earlier one whose node outlived the wait
+ * (another endpoint on the device, ours or another process's, held
+ * rdma_cm up).  Every endpoint destroyed later retries, so a client
+ * that keeps reconnecting lets go of the device soon after it can.
+ */
 static void ep_release_removed_device(const char *uverbs_path)
 {
 	int64_t deadline = now_ms() + EP_REMOVAL_WAIT_MS;
-	struct ibv_context **list;
+	char path[sizeof(removal_pending)];
 
-	while (uverbs_path[0] && access(uverbs_path, F_OK) == 0 && now_ms() < deadline)
+	pthread_mutex_lock(&removal_lock);
+	snprintf(path, sizeof(path), "%s", uverbs_path[0] ? uverbs_path : removal_pending);
+	removal_pending[0] = '\0';
+	pthread_mutex_unlock(&removal_lock);
+	if (!path[0])
+		return;
+	while (uverbs_path[0] && access(path, F_OK) == 0 && now_ms() < deadline)
 		nanosleep(&(struct timespec){ 0, 20 * 1000000L }, NULL);
-	list = rdma_get_devices(NULL);
-	if (list)
-		rdma_free_devices(list);
+	if (access(path, F_OK) == 0) {
+		pthread_mutex_lock(&removal_lock);
+		snprintf(removal_pending, sizeof(removal_pending), "%s", path);
+		pthread_mutex_unlock(&removal_lock);
+		return;
+	}
+	ep_forget_removed_devices();
 }
 
 void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
@@ -453,8 +483,7 @@ void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
 		rdma_destroy_event_channel(ep->cm_channel);
 	free(ep->slots);
 	free(ep);
-	if (uverbs_path[0])
-		ep_release_removed_device(uverbs_path);
+	ep_release_removed_device(uverbs_path);
 }
 
 /* ---- active side --------------------------------------------------------------------- */
