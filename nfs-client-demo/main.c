@@ -40,6 +40,8 @@ static void usage(FILE *f)
 "      --rsize BYTES      largest READ (%u-%u; default: the server's, at most 1 MiB)\n"
 "      --wsize BYTES      largest WRITE (same limits)\n"
 "      --timeout SECONDS  time limit of each call (default 60)\n"
+"      --retry            over RDMA, send a call cut off by a lost connection again on a\n"
+"                         new connection, within its time limit\n"
 "      --no-progress      no progress bar for get and put\n"
 "  -h, --help             display this help and exit\n"
 "      --version          output version information and exit\n"
@@ -201,7 +203,7 @@ static int open_failed(const struct nfs_session *s, struct nfs_status st, const 
 	return NFS_EXIT_CONNECT;
 }
 
-enum { OPT_RSIZE = 256, OPT_WSIZE, OPT_TIMEOUT, OPT_NO_PROGRESS, OPT_VERSION };
+enum { OPT_RSIZE = 256, OPT_WSIZE, OPT_TIMEOUT, OPT_RETRY, OPT_NO_PROGRESS, OPT_VERSION };
 
 static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
@@ -209,6 +211,7 @@ static const struct option long_options[] = {
 	{ "rsize", required_argument, NULL, OPT_RSIZE },
 	{ "wsize", required_argument, NULL, OPT_WSIZE },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "retry", no_argument, NULL, OPT_RETRY },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -247,6 +250,7 @@ int main(int argc, char **argv)
 				return usage_error("invalid timeout '%s'", optarg);
 			cfg.timeout_s = (unsigned int)v;
 			break;
+		case OPT_RETRY: cfg.retry = true; break;
 		case OPT_NO_PROGRESS: c.progress = false; break;
 		case 'h': usage(stdout); return NFS_EXIT_OK;
 		case OPT_VERSION: puts(VERSION_TEXT); return NFS_EXIT_OK;

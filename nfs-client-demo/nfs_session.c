@@ -175,6 +175,7 @@ static CLIENT *nfs_client(struct nfs_session *s)
 		rpcrdma_options_init(&o);
 		o.ulb = &nfs3_ulb;
 		o.call_timeout = s->tv;
+		o.reconnect_resend = s->cfg.retry;
 		cl = clnt_rdma_tli_create((struct sockaddr *)&s->addr, NFS_PROGRAM, NFS_V3, &o);
 	}
 	if (cl)

@@ -23,6 +23,7 @@
 struct nfs_session_config {
 	struct nfs_url url;
 	unsigned int timeout_s;   /* per call */
+	bool retry;               /* RDMA: resend calls cut off by a lost connection */
 	uint32_t rsize_cap, wsize_cap; /* 0: no cap beyond NFS_SESSION_IO_MAX */
 };
 

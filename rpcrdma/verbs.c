@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -52,6 +54,7 @@ struct rpcrdma_ep {
 	bool accepted;
 	bool connected;
 	bool disconnected;
+	bool device_removed;     /* RDMA_CM_EVENT_DEVICE_REMOVAL came: see ep_release_dead_devices */
 	struct rpcrdma_ep_params params;
 	struct rpcrdma_private_data local_pd;
 	uint8_t pd_msg[RPCRDMA_PD_BYTES];
@@ -225,6 +228,8 @@ static int ep_cm_event(struct rpcrdma_ep *ep, struct rdma_cm_event *ev)
 {
 	int rc = cm_event_handle(ep, ev);
 
+	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+		ep->device_removed = true;
 	rdma_ack_cm_event(ev);
 	if (rc < 0)
 		ep->disconnected = true;
@@ -389,10 +394,74 @@ static void ep_disconnect(struct rpcrdma_ep *ep)
 		rdma_reject(ep->id, NULL, 0);
 }
 
+/*
+ * The kernel finishes removing a device (rdma link delete, a driver
+ * unload) only when every process has closed it, and on soft-RoCE and
+ * soft-iWARP it waits for that without limit.  An endpoint told
+ * RDMA_CM_EVENT_DEVICE_REMOVAL gives back its objects when destroyed,
+ * but librdmacm keeps its own context of the device open until it
+ * re-reads the device list and finds the device gone, which it is only
+ * once rdma_cm has let go (after every cm id on the device, ours
+ * included, is destroyed) and uverbs has removed the device's node.
+ * So: wait a little for that node to vanish, then make librdmacm
+ * re-read the list; it closes a vanished device no cm id uses.
+ * librdmacm (rdma-core 44) gives up re-reading when no device is left
+ * at all: then its context stays open, and the removal waits, until
+ * the process exits.
+ */
+#define EP_REMOVAL_WAIT_MS 3000
+
+/* A removed device's node that was still there when we last looked: look again later. */
+static pthread_mutex_t removal_lock = PTHREAD_MUTEX_INITIALIZER;
+static char removal_pending[sizeof(((struct ibv_device *)0)->dev_path)];
+
+static void ep_forget_removed_devices(void)
+{
+	struct ibv_context **list = rdma_get_devices(NULL);
+
+	if (list)
+		rdma_free_devices(list);
+}
+
+/*
+ * @uverbs_path: the node of a device that was just removed under an
+ * endpoint, or "" to retry an earlier one whose node outlived the wait
+ * (another endpoint on the device, ours or another process's, held
+ * rdma_cm up).  Every endpoint destroyed later retries, so a client
+ * that keeps reconnecting lets go of the device soon after it can.
+ */
+static void ep_release_removed_device(const char *uverbs_path)
+{
+	int64_t deadline = now_ms() + EP_REMOVAL_WAIT_MS;
+	char path[sizeof(removal_pending)];
+
+	pthread_mutex_lock(&removal_lock);
+	snprintf(path, sizeof(path), "%s", uverbs_path[0] ? uverbs_path : removal_pending);
+	removal_pending[0] = '\0';
+	pthread_mutex_unlock(&removal_lock);
+	if (!path[0])
+		return;
+	while (uverbs_path[0] && access(path, F_OK) == 0 && now_ms() < deadline)
+		nanosleep(&(struct timespec){ 0, 20 * 1000000L }, NULL);
+	if (access(path, F_OK) == 0) {
+		pthread_mutex_lock(&removal_lock);
+		snprintf(removal_pending, sizeof(removal_pending), "%s", path);
+		pthread_mutex_unlock(&removal_lock);
+		return;
+	}
+	ep_forget_removed_devices();
+}
+
 void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
 {
+	char uverbs_path[sizeof(((struct ibv_device *)0)->dev_path)] = "";
+
 	if (!ep)
 		return;
+	if (ep->id && ep->cm_channel)
+		ep_cm_drain(ep); /* a DEVICE_REMOVAL behind the failure that ends us */
+	if (ep->device_removed && ep->id && ep->id->verbs)
+		snprintf(uverbs_path, sizeof(uverbs_path), "%s", ep->id->verbs->device->dev_path);
 	if (ep->id)
 		ep_disconnect(ep);
 	if (ep->id && ep->id->qp)
@@ -414,6 +483,7 @@ void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
 		rdma_destroy_event_channel(ep->cm_channel);
 	free(ep->slots);
 	free(ep);
+	ep_release_removed_device(uverbs_path);
 }
 
 /* ---- active side --------------------------------------------------------------------- */

@@ -1,0 +1,258 @@
+/*
+ * Calls whose reply never comes, or comes after the caller gave up, on
+ * one RDMA CLIENT against an in-process rdmatest server whose ECHO
+ * withholds the reply to "drop" (forever) and sleeps before answering
+ * "late".  Checks, per address:
+ *   1. a withheld reply ends the call with RPC_TIMEDOUT at its timeout;
+ *   2. afterwards the CLIENT keeps working: several times its credit
+ *      grant in calls, from as many threads as credits, all succeed
+ *      (a credit lost with the timed-out call would leave them one
+ *      short, a lost slot would hang them);
+ *   3. when timed-out calls hold every credit, the next call replaces
+ *      the connection (connects 2) instead of waiting forever, and the
+ *      grant is what it was;
+ *   4. a reply that arrives after its call timed out is dropped, never
+ *      matched to another call: the calls sent meanwhile each get their
+ *      own payload back, on the same connection.
+ * Prints figure: lines with the grant, the timeout's precision and the
+ * connections made.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rdmatest_support.h"
+
+#define PROG "rpc_fault_timeout"
+#define CLIENT_CREDITS 8
+#define LATE_SLEEP_US 3000000
+#define MAX_THREADS 64
+
+static unsigned int failures;
+
+static void __attribute__((format(printf, 1, 2))) check_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf(PROG ": FAIL: ");
+	vprintf(fmt, ap);
+	putchar('\n');
+	va_end(ap);
+	failures++;
+}
+
+/* ---- server ------------------------------------------------------------------------- */
+
+static bool payload_is(const rdmatest_data *d, const char *text)
+{
+	return d->rdmatest_data_len == strlen(text) && !memcmp(d->rdmatest_data_val, text, strlen(text));
+}
+
+/* rdmatest_dispatch, except ECHO "drop" (no reply at all) and ECHO "late" (after 3 s). */
+static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
+{
+	rdmatest_data arg = { 0 };
+
+	if (rq->rq_proc != RDMATEST_ECHO) {
+		rdmatest_dispatch(rq, xprt);
+		return;
+	}
+	if (!svc_getargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg)) {
+		svcerr_decode(xprt);
+		return;
+	}
+	if (!payload_is(&arg, "drop")) {
+		if (payload_is(&arg, "late"))
+			usleep(LATE_SLEEP_US);
+		svc_sendreply(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
+	}
+	svc_freeargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
+}
+
+/* ---- client ------------------------------------------------------------------------- */
+
+/* ECHO @text; a successful reply must carry @text. */
+static enum clnt_stat echo(CLIENT *cl, const char *text, int seconds)
+{
+	rdmatest_data arg = { (u_int)strlen(text), (char *)text };
+	rdmatest_data res = { 0 };
+	struct timeval tv = { seconds, 0 };
+	enum clnt_stat st;
+
+	st = clnt_call(cl, RDMATEST_ECHO, (xdrproc_t)xdr_rdmatest_data, (char *)&arg,
+		       (xdrproc_t)xdr_rdmatest_data, (char *)&res, tv);
+	if (st == RPC_SUCCESS && !payload_is(&res, text))
+		check_fail("ECHO \"%s\" came back as \"%.*s\": a reply matched to the wrong call",
+			   text, (int)res.rdmatest_data_len, res.rdmatest_data_val);
+	clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_data, (char *)&res);
+	return st;
+}
+
+static struct rpcrdma_conn_info info_of(CLIENT *cl)
+{
+	struct rpcrdma_conn_info ci = { 0 };
+
+	if (clnt_rdma_getinfo(cl, &ci))
+		check_fail("clnt_rdma_getinfo: no connection");
+	return ci;
+}
+
+struct burst {
+	CLIENT *cl;
+	unsigned int id, calls, ok;
+	const char *tag;
+};
+
+static void *burst_main(void *arg)
+{
+	struct burst *b = arg;
+	char text[64];
+
+	for (unsigned int i = 0; i < b->calls; i++) {
+		enum clnt_stat st;
+
+		snprintf(text, sizeof(text), "%s-%u-%u", b->tag, b->id, i);
+		st = echo(b->cl, text, 20);
+		if (st == RPC_SUCCESS)
+			b->ok++;
+		else
+			check_fail("%s: ECHO \"%s\": %s", b->tag, text, clnt_sperrno(st));
+	}
+	return NULL;
+}
+
+/* @threads threads, @per calls each, at once; true when every call succeeded. */
+static bool burst(CLIENT *cl, const char *tag, unsigned int threads, unsigned int per)
+{
+	struct burst b[MAX_THREADS];
+	pthread_t th[MAX_THREADS];
+	unsigned int ok = 0, n = 0;
+	double t0 = rdmatest_now();
+
+	for (; n < threads && n < MAX_THREADS; n++) {
+		b[n] = (struct burst){ cl, n, per, 0, tag };
+		if (pthread_create(&th[n], NULL, burst_main, &b[n]))
+			break;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		ok += b[i].ok;
+	}
+	printf(PROG ": %s: %u of %u calls from %u threads succeeded in %.2f s\n", tag, ok,
+	       threads * per, threads, rdmatest_now() - t0);
+	return ok == threads * per;
+}
+
+/* One call whose reply is withheld: RPC_TIMEDOUT at about @seconds. */
+static double expect_timeout(CLIENT *cl, const char *text, int seconds)
+{
+	double t0 = rdmatest_now(), dt;
+	enum clnt_stat st = echo(cl, text, seconds);
+
+	dt = rdmatest_now() - t0;
+	if (st != RPC_TIMEDOUT)
+		check_fail("ECHO \"%s\": %s, expected %s", text, clnt_sperrno(st),
+			   clnt_sperrno(RPC_TIMEDOUT));
+	else if (dt < seconds - 0.05 || dt > seconds + 3)
+		check_fail("ECHO \"%s\" timed out after %.2f s, its timeout is %d s", text, dt, seconds);
+	return dt;
+}
+
+static CLIENT *client(const char *addr, unsigned int port)
+{
+	struct rpcrdma_options o;
+	struct sockaddr_storage ss;
+	CLIENT *cl;
+
+	rpcrdma_options_init(&o);
+	o.ulb = &rdmatest_ulb;
+	o.credits = CLIENT_CREDITS;
+	rdmatest_parse_addr(addr, (uint16_t)port, &ss);
+	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, RDMATEST_PROG, RDMATEST_V1, &o);
+	if (!cl)
+		check_fail("%s", clnt_spcreateerror(addr));
+	return cl;
+}
+
+static void run(const char *addr, unsigned int port)
+{
+	struct rpcrdma_conn_info before, after;
+	unsigned int grant;
+	double dt;
+	CLIENT *cl = client(addr, port);
+
+	if (!cl)
+		return;
+	if (echo(cl, "hello", 10) != RPC_SUCCESS)
+		check_fail("%s: the first ECHO failed", addr);
+	before = info_of(cl);
+	grant = before.credits;
+	printf(PROG ": %s: credit grant %u (asked for %u)\n", addr, grant, CLIENT_CREDITS);
+
+	/* 1-2: one reply withheld, then 3 x grant calls from grant threads */
+	dt = expect_timeout(cl, "drop", 1);
+	printf("figure: " PROG ": %s: a withheld reply timed out after %.2f s (timeout 1 s)\n",
+	       addr, dt);
+	if (!burst(cl, "after-one-timeout", grant, 3))
+		check_fail("%s: calls after one timed-out call did not all succeed", addr);
+	if (info_of(cl).connects != 1)
+		check_fail("%s: one timed-out call replaced the connection (connects %u)", addr,
+			   info_of(cl).connects);
+
+	/* 3: timed-out calls hold every credit: the next call must replace the connection */
+	for (unsigned int i = 1; i < grant; i++)
+		expect_timeout(cl, "drop", 1);
+	if (!burst(cl, "after-all-credits-timed-out", grant, 3))
+		check_fail("%s: calls after %u timed-out calls did not all succeed", addr, grant);
+	after = info_of(cl);
+	if (after.connects != 2)
+		check_fail("%s: connects %u after every credit was held by a timed-out call, "
+			   "expected 2 (a new connection)", addr, after.connects);
+	if (after.credits != grant)
+		check_fail("%s: credit grant %u after the timeouts, %u before", addr, after.credits,
+			   grant);
+
+	/* 4: a late reply arrives while other calls wait; none may take it */
+	expect_timeout(cl, "late", 1);
+	if (!burst(cl, "around-a-late-reply", grant, 2))
+		check_fail("%s: calls around a late reply did not all succeed", addr);
+	after = info_of(cl);
+	if (after.connects != 2)
+		check_fail("%s: the late reply cost the connection (connects %u, expected 2)", addr,
+			   after.connects);
+	if (!burst(cl, "after-the-late-reply", grant, 3))
+		check_fail("%s: calls after the late reply did not all succeed", addr);
+	after = info_of(cl);
+	printf("figure: " PROG ": %s: credit grant %u before, %u after %u withheld and 1 late "
+	       "reply; connects %u\n", addr, grant, after.credits, grant, after.connects);
+	clnt_destroy(cl);
+}
+
+int main(int argc, char **argv)
+{
+	SVCXPRT *x[4];
+	int n = argc - 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	rdmatest_raise_memlock();
+	if (n < 1 || n > 4) {
+		fprintf(stderr, "usage: " PROG " ADDR...  (1 to 4 addresses)\n");
+		return 2;
+	}
+	/* every listener before svc_run starts: it serves a fixed set of transports */
+	for (int i = 0; i < n; i++)
+		if (!(x[i] = rdmatest_listen(PROG, argv[i + 1], NULL, dispatch)))
+			return 1;
+	if (!rdmatest_start_server(PROG))
+		return 1;
+	for (int i = 0; i < n; i++) {
+		printf(PROG ": %s port %u\n", argv[i + 1], (unsigned int)x[i]->xp_port);
+		run(argv[i + 1], x[i]->xp_port);
+	}
+	printf(PROG ": %s\n", failures ? "FAILED" : "all passed");
+	return failures ? 1 : 0;
+}
