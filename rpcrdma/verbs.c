@@ -91,6 +91,17 @@ static int neg_errno(int fallback)
 	return errno > 0 ? -errno : -fallback;
 }
 
+/*
+ * Before a verbs or rdma_cm call that may fail without setting errno
+ * (libsiw's create_cq and create_qp do): otherwise neg_errno() would
+ * report whatever an earlier call left there, typically EAGAIN from a
+ * non-blocking rdma_get_cm_event().
+ */
+static void errno_clear(void)
+{
+	errno = 0;
+}
+
 /* ibv_post_* and ibv_query_* return a positive errno; a few providers -1. */
 static int verbs_rc(int rc)
 {
@@ -314,15 +325,18 @@ static int ep_create_cq(struct rpcrdma_ep *ep)
 	int depth = (int)(ep->params.send_depth + ep->params.recv_count);
 	int rc;
 
+	errno_clear();
 	ep->pd = ibv_alloc_pd(verbs);
 	if (!ep->pd)
 		return neg_errno(ENOMEM);
+	errno_clear();
 	ep->comp_channel = ibv_create_comp_channel(verbs);
 	if (!ep->comp_channel)
 		return neg_errno(ENOMEM);
 	rc = fd_set_nonblock(ep->comp_channel->fd);
 	if (rc)
 		return rc;
+	errno_clear();
 	ep->cq = ibv_create_cq(verbs, depth, ep, ep->comp_channel, 0);
 	if (!ep->cq)
 		return neg_errno(ENOMEM);
@@ -343,6 +357,7 @@ static int ep_create_qp(struct rpcrdma_ep *ep)
 		.qp_type = IBV_QPT_RC,
 	};
 
+	errno_clear();
 	if (rdma_create_qp(ep->id, ep->pd, &init))
 		return neg_errno(ENOMEM);
 	return 0;
@@ -359,6 +374,7 @@ static int ep_create_recvs(struct rpcrdma_ep *ep)
 	if (rc)
 		return -rc;
 	ep->recv_bufs = buf;
+	errno_clear();
 	ep->recv_mr = ibv_reg_mr(ep->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
 	if (!ep->recv_mr)
 		return neg_errno(ENOMEM);
@@ -754,6 +770,7 @@ int rpcrdma_ep_mw_alloc(struct rpcrdma_ep *ep, struct ibv_mw **out)
 
 	if (!ep->info.device_has_mw)
 		return -EOPNOTSUPP;
+	errno_clear();
 	mw = ibv_alloc_mw(ep->pd, IBV_MW_TYPE_2);
 	if (!mw)
 		return neg_errno(ENOMEM);
