@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,6 +24,11 @@
 #define RPCRDMA_WC_BATCH     16
 /* rdma_rxe's IBTA vendor id (drivers/infiniband/sw/rxe/rxe_param.h). */
 #define RPCRDMA_RXE_VENDOR_ID 0xffffffu
+/* soft-iWARP's vendor id ('bmt', drivers/infiniband/sw/siw/siw.h). */
+#define RPCRDMA_SIW_VENDOR_ID 0x626d74u
+/* The siw guard CQ (siw_key_guard): 32768 CQEs of 32 bytes plus 8: 257 pages. */
+#define RPCRDMA_SIW_GUARD_CQE 32768
+#define RPCRDMA_SIW_GUARD_MAX 8 /* siw devices (verbs contexts) a process guards */
 /*
  * The kernel's IB_WC_WITH_INVALIDATE (1 << 2); in a user CQE that bit
  * is IBV_WC_IP_CSUM_OK.
@@ -301,6 +307,39 @@ out_destroy:
 	return rc;
 }
 
+/*
+ * soft-iWARP's mmap key defect.  The siw kernel driver gives each user
+ * CQ and QP queue a mmap offset from one page allocator per verbs
+ * context (so per process: librdmacm shares one context per device),
+ * lowest free range first; libsiw takes the offset 0x90000 (page 144,
+ * SIW_INVAL_UOBJ_KEY in <rdma/siw-abi.h>) as the kernel's "no mapping"
+ * answer and destroys the object, without setting errno.  So a queue
+ * that starts exactly at page 144 cannot be created, and once pages 0
+ * to 143 are taken no CQ or QP can: with our default sizes (12 pages a
+ * connection) the 13th connection of a process, client or server,
+ * failed.  The guard: before a process's first CQ on a siw context, one
+ * CQ of 257 pages (1 MiB of the kernel's memory) kept for the life of
+ * the process; it starts at the lowest free page, so it spans page 144
+ * unless something else of the process already took pages up to 144.
+ */
+static void siw_key_guard(struct ibv_context *verbs)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct ibv_context *guarded[RPCRDMA_SIW_GUARD_MAX];
+	static struct ibv_cq *guards[RPCRDMA_SIW_GUARD_MAX];
+	int i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < RPCRDMA_SIW_GUARD_MAX && guarded[i] && guarded[i] != verbs; i++)
+		;
+	if (i < RPCRDMA_SIW_GUARD_MAX && !guarded[i]) {
+		guards[i] = ibv_create_cq(verbs, RPCRDMA_SIW_GUARD_CQE, NULL, NULL, 0);
+		if (guards[i])
+			guarded[i] = verbs;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 static int ep_query_device(struct rpcrdma_ep *ep)
 {
 	struct ibv_device_attr attr;
@@ -313,6 +352,8 @@ static int ep_query_device(struct rpcrdma_ep *ep)
 	ep->info.device_has_mw = attr.device_cap_flags &
 				 (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
 	ep->rxe_wc_flags = attr.vendor_id == RPCRDMA_RXE_VENDOR_ID;
+	if (attr.vendor_id == RPCRDMA_SIW_VENDOR_ID)
+		siw_key_guard(ep->id->verbs);
 	ep->info.transport = ep->id->verbs->device->transport_type;
 	ep->params.max_send_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge);
 	ep->max_read_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge_rd);
