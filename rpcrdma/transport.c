@@ -152,8 +152,10 @@ void rpcrdma_stream_items(const struct rpcrdma_xdr_stream *s, struct rpcrdma_ddp
 
 struct ibv_mr *rpcrdma_mr_reg(struct ibv_pd *pd, const void *addr, size_t len, int access)
 {
-	struct ibv_mr *mr = ibv_reg_mr(pd, (void *)(uintptr_t)addr, len ? len : 1, access);
+	struct ibv_mr *mr;
 
+	errno = 0; /* a provider may fail without setting it: no stale value */
+	mr = ibv_reg_mr(pd, (void *)(uintptr_t)addr, len ? len : 1, access);
 	if (!mr && !errno)
 		errno = ENOMEM;
 	return mr;

@@ -25,6 +25,11 @@
 #define RPCRDMA_WC_BATCH     16
 /* rdma_rxe's IBTA vendor id (drivers/infiniband/sw/rxe/rxe_param.h). */
 #define RPCRDMA_RXE_VENDOR_ID 0xffffffu
+/* soft-iWARP's vendor id ('bmt', drivers/infiniband/sw/siw/siw.h). */
+#define RPCRDMA_SIW_VENDOR_ID 0x626d74u
+/* The siw guard CQ (siw_key_guard): 32768 CQEs of 32 bytes plus 8: 257 pages. */
+#define RPCRDMA_SIW_GUARD_CQE 32768
+#define RPCRDMA_SIW_GUARD_MAX 8 /* siw devices (verbs contexts) a process guards */
 /*
  * The kernel's IB_WC_WITH_INVALIDATE (1 << 2); in a user CQE that bit
  * is IBV_WC_IP_CSUM_OK.
@@ -92,6 +97,17 @@ static int remaining_ms(int64_t deadline)
 static int neg_errno(int fallback)
 {
 	return errno > 0 ? -errno : -fallback;
+}
+
+/*
+ * Before a verbs or rdma_cm call that may fail without setting errno
+ * (libsiw's create_cq and create_qp do): otherwise neg_errno() would
+ * report whatever an earlier call left there, typically EAGAIN from a
+ * non-blocking rdma_get_cm_event().
+ */
+static void errno_clear(void)
+{
+	errno = 0;
 }
 
 /* ibv_post_* and ibv_query_* return a positive errno; a few providers -1. */
@@ -295,6 +311,39 @@ out_destroy:
 	return rc;
 }
 
+/*
+ * soft-iWARP's mmap key defect.  The siw kernel driver gives each user
+ * CQ and QP queue a mmap offset from one page allocator per verbs
+ * context (so per process: librdmacm shares one context per device),
+ * lowest free range first; libsiw takes the offset 0x90000 (page 144,
+ * SIW_INVAL_UOBJ_KEY in <rdma/siw-abi.h>) as the kernel's "no mapping"
+ * answer and destroys the object, without setting errno.  So a queue
+ * that starts exactly at page 144 cannot be created, and once pages 0
+ * to 143 are taken no CQ or QP can: with our default sizes (12 pages a
+ * connection) the 13th connection of a process, client or server,
+ * failed.  The guard: before a process's first CQ on a siw context, one
+ * CQ of 257 pages (1 MiB of the kernel's memory) kept for the life of
+ * the process; it starts at the lowest free page, so it spans page 144
+ * unless something else of the process already took pages up to 144.
+ */
+static void siw_key_guard(struct ibv_context *verbs)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct ibv_context *guarded[RPCRDMA_SIW_GUARD_MAX];
+	static struct ibv_cq *guards[RPCRDMA_SIW_GUARD_MAX];
+	int i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < RPCRDMA_SIW_GUARD_MAX && guarded[i] && guarded[i] != verbs; i++)
+		;
+	if (i < RPCRDMA_SIW_GUARD_MAX && !guarded[i]) {
+		guards[i] = ibv_create_cq(verbs, RPCRDMA_SIW_GUARD_CQE, NULL, NULL, 0);
+		if (guards[i])
+			guarded[i] = verbs;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 static int ep_query_device(struct rpcrdma_ep *ep)
 {
 	struct ibv_device_attr attr;
@@ -307,6 +356,8 @@ static int ep_query_device(struct rpcrdma_ep *ep)
 	ep->info.device_has_mw = attr.device_cap_flags &
 				 (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
 	ep->rxe_wc_flags = attr.vendor_id == RPCRDMA_RXE_VENDOR_ID;
+	if (attr.vendor_id == RPCRDMA_SIW_VENDOR_ID)
+		siw_key_guard(ep->id->verbs);
 	ep->info.transport = ep->id->verbs->device->transport_type;
 	ep->params.max_send_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge);
 	ep->max_read_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge_rd);
@@ -319,15 +370,18 @@ static int ep_create_cq(struct rpcrdma_ep *ep)
 	int depth = (int)(ep->params.send_depth + ep->params.recv_count);
 	int rc;
 
+	errno_clear();
 	ep->pd = ibv_alloc_pd(verbs);
 	if (!ep->pd)
 		return neg_errno(ENOMEM);
+	errno_clear();
 	ep->comp_channel = ibv_create_comp_channel(verbs);
 	if (!ep->comp_channel)
 		return neg_errno(ENOMEM);
 	rc = fd_set_nonblock(ep->comp_channel->fd);
 	if (rc)
 		return rc;
+	errno_clear();
 	ep->cq = ibv_create_cq(verbs, depth, ep, ep->comp_channel, 0);
 	if (!ep->cq)
 		return neg_errno(ENOMEM);
@@ -348,6 +402,7 @@ static int ep_create_qp(struct rpcrdma_ep *ep)
 		.qp_type = IBV_QPT_RC,
 	};
 
+	errno_clear();
 	if (rdma_create_qp(ep->id, ep->pd, &init))
 		return neg_errno(ENOMEM);
 	return 0;
@@ -364,6 +419,7 @@ static int ep_create_recvs(struct rpcrdma_ep *ep)
 	if (rc)
 		return -rc;
 	ep->recv_bufs = buf;
+	errno_clear();
 	ep->recv_mr = ibv_reg_mr(ep->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
 	if (!ep->recv_mr)
 		return neg_errno(ENOMEM);
@@ -824,6 +880,7 @@ int rpcrdma_ep_mw_alloc(struct rpcrdma_ep *ep, struct ibv_mw **out)
 
 	if (!ep->info.device_has_mw)
 		return -EOPNOTSUPP;
+	errno_clear();
 	mw = ibv_alloc_mw(ep->pd, IBV_MW_TYPE_2);
 	if (!mw)
 		return neg_errno(ENOMEM);
