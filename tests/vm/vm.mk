@@ -14,7 +14,7 @@
 # The guest kernel, its headers and kbuild are not installed on the host:
 # tests/vm/provision fetches them with `apt-get download` into $(B)/vm.
 DEBS += qemu-system-x86 busybox-static kmod cpio xz-utils iproute2 util-linux \
-        gcc-12 libelf1 libssl3 linux-source-6.1 \
+        gcc-12 libelf1 libssl3 linux-source-6.1 patch \
         rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest \
         rpcbind nfs-kernel-server nfs-common tcpdump tshark
 
