@@ -83,27 +83,18 @@ struct config {
 
 /* ---- one call ------------------------------------------------------------------------------ */
 
-static uint32_t mix(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352du;
-	x ^= x >> 15;
-	x *= 0x846ca68bu;
-	return x ^ (x >> 16);
-}
-
 /* 3/8 NULL, 3/8 ECHO, 1/8 WRITE, 1/8 READ. */
 static enum form form_of(uint32_t i)
 {
 	static const enum form by_eighth[8] = { F_NULL, F_NULL, F_NULL, F_ECHO,
 						F_ECHO, F_ECHO, F_WRITE, F_READ };
 
-	return by_eighth[mix(i) % 8];
+	return by_eighth[rdmatest_mix(i) % 8];
 }
 
 static uint32_t size_of(enum form f, uint32_t i)
 {
-	uint32_t h = mix(i ^ 0x9e3779b9u);
+	uint32_t h = rdmatest_mix(i ^ 0x9e3779b9u);
 
 	return f == F_ECHO ? h % (ECHO_MAX + 1) : io_sizes[h % NIO_SIZES];
 }

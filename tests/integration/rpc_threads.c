@@ -49,18 +49,9 @@ struct worker {
 	double seconds[NFORMS]; /* time spent in each form's calls */
 };
 
-static uint32_t mix(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352du;
-	x ^= x >> 15;
-	x *= 0x846ca68bu;
-	return x ^ (x >> 16);
-}
-
 static enum form form_of(uint32_t i)
 {
-	return (enum form)(mix(i) % NFORMS);
+	return (enum form)(rdmatest_mix(i) % NFORMS);
 }
 
 /*
@@ -69,14 +60,14 @@ static enum form form_of(uint32_t i)
  */
 static uint32_t echo_size(uint32_t i)
 {
-	uint32_t h = mix(i ^ 0x9e3779b9u);
+	uint32_t h = rdmatest_mix(i ^ 0x9e3779b9u);
 
 	return h % 16 ? h % 4353 : h % (ECHO_MAX + 1);
 }
 
 static uint32_t io_size(uint32_t i)
 {
-	return io_sizes[mix(i ^ 0x85ebca6bu) % NIO_SIZES];
+	return io_sizes[rdmatest_mix(i ^ 0x85ebca6bu) % NIO_SIZES];
 }
 
 static void __attribute__((format(printf, 2, 3))) report(struct worker *w, const char *fmt, ...)

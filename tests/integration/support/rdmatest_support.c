@@ -33,6 +33,15 @@ uint32_t rdmatest_gen_word(uint32_t seed, uint32_t i)
 	return seed ^ (i * 2654435761u);
 }
 
+uint32_t rdmatest_mix(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	x *= 0x846ca68bu;
+	return x ^ (x >> 16);
+}
+
 void rdmatest_fill(uint8_t *buf, uint32_t len, uint32_t seed)
 {
 	for (uint32_t i = 0; i < len; i++)

@@ -31,6 +31,9 @@ uint8_t rdmatest_gen_byte(uint32_t seed, uint32_t i);
 /* Word @i of the word stream generated from @seed (LONG_RES). */
 uint32_t rdmatest_gen_word(uint32_t seed, uint32_t i);
 
+/* A 32-bit integer hash (the tests' call mixes and payload sizes from a call's index). */
+uint32_t rdmatest_mix(uint32_t x);
+
 /* Fill @buf with @len bytes of the stream of @seed. */
 void rdmatest_fill(uint8_t *buf, uint32_t len, uint32_t seed);
 
