@@ -141,17 +141,11 @@ static void server_stop(struct server *s)
 
 static enum clnt_stat echo(CLIENT *cl, const char *text, int seconds)
 {
-	rdmatest_data arg = { (u_int)strlen(text), (char *)text };
-	rdmatest_data res = { 0 };
-	struct timeval tv = { seconds, 0 };
-	enum clnt_stat st;
+	bool same;
+	enum clnt_stat st = rdmatest_call_echo_text(cl, text, (struct timeval){ seconds, 0 }, &same);
 
-	st = clnt_call(cl, RDMATEST_ECHO, (xdrproc_t)xdr_rdmatest_data, (char *)&arg,
-		       (xdrproc_t)xdr_rdmatest_data, (char *)&res, tv);
-	if (st == RPC_SUCCESS && (res.rdmatest_data_len != arg.rdmatest_data_len ||
-				  memcmp(res.rdmatest_data_val, text, arg.rdmatest_data_len)))
+	if (st == RPC_SUCCESS && !same)
 		check_fail("echo of \"%s\" came back different", text);
-	clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_data, (char *)&res);
 	return st;
 }
 

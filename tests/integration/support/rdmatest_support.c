@@ -302,3 +302,21 @@ enum clnt_stat rdmatest_call_null(CLIENT *cl, struct timeval tv)
 	return clnt_call(cl, RDMATEST_NULL, (xdrproc_t)(void (*)(void))xdr_void, NULL,
 			 (xdrproc_t)(void (*)(void))xdr_void, NULL, tv);
 }
+
+enum clnt_stat rdmatest_call_echo_text(CLIENT *cl, const char *text, struct timeval tv, bool *same)
+{
+	rdmatest_data arg = { (u_int)strlen(text), (char *)(uintptr_t)text };
+	rdmatest_data res = { 0 };
+	enum clnt_stat st;
+
+	*same = false;
+	st = clnt_call(cl, RDMATEST_ECHO, (xdrproc_t)xdr_rdmatest_data, (char *)&arg,
+		       (xdrproc_t)xdr_rdmatest_data, (char *)&res, tv);
+	if (st != RPC_SUCCESS)
+		return st;
+	*same = res.rdmatest_data_len == arg.rdmatest_data_len &&
+		(!arg.rdmatest_data_len ||
+		 !memcmp(res.rdmatest_data_val, text, arg.rdmatest_data_len));
+	clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_data, (char *)&res);
+	return st;
+}

@@ -70,4 +70,10 @@ double rdmatest_now(void);
 /* clnt_call of NULL. */
 enum clnt_stat rdmatest_call_null(CLIENT *cl, struct timeval tv);
 
+/*
+ * clnt_call of ECHO with the bytes of @text; on success *@same tells
+ * whether the reply carried exactly those bytes (else it is false).
+ */
+enum clnt_stat rdmatest_call_echo_text(CLIENT *cl, const char *text, struct timeval tv, bool *same);
+
 #endif
