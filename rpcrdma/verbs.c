@@ -584,17 +584,14 @@ static int ep_connect(struct rpcrdma_ep *ep, int64_t deadline)
 	return ep_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, deadline);
 }
 
-int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_params *params,
-		       struct rpcrdma_ep **out)
+static int ep_connect_once(const struct sockaddr *dst, const struct rpcrdma_ep_params *params,
+			   int64_t deadline, struct rpcrdma_ep **out)
 {
 	struct rpcrdma_ep *ep;
-	int64_t deadline;
-	int rc;
+	int rc = ep_alloc(params, &ep);
 
-	rc = ep_alloc(params, &ep);
 	if (rc)
 		return rc;
-	deadline = now_ms() + params->timeout_ms;
 	rc = ep_resolve(ep, dst, deadline);
 	if (!rc)
 		rc = ep_create_resources(ep);
@@ -606,6 +603,26 @@ int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_param
 	}
 	*out = ep;
 	return 0;
+}
+
+/*
+ * rdma_cm picks the local port at random; on iWARP it is a TCP port, and
+ * one still in TIME_WAIT from an earlier connection fails the connect with
+ * EADDRINUSE (seen after thousands of quick connections on siw).  A new
+ * cm id picks another port.
+ */
+#define EP_CONNECT_PORT_TRIES 4
+
+int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_params *params,
+		       struct rpcrdma_ep **out)
+{
+	int64_t deadline = now_ms() + params->timeout_ms;
+	int rc, tries = 0;
+
+	do
+		rc = ep_connect_once(dst, params, deadline, out);
+	while (rc == -EADDRINUSE && ++tries < EP_CONNECT_PORT_TRIES && remaining_ms(deadline) > 0);
+	return rc;
 }
 
 /* ---- passive side ---------------------------------------------------------------- */

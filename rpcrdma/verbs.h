@@ -79,7 +79,8 @@ struct rpcrdma_listener;
  * rpcrdma_ep_connect - active side: resolve, create resources, post all
  * receives, connect with our private data, wait for ESTABLISHED.
  * Returns 0, -ETIMEDOUT, -ECONNREFUSED (rejected or unreachable),
- * -ENODEV (no RDMA device for the address), -ENOMEM, or another -errno.
+ * -ENODEV (no RDMA device for the address), -EADDRINUSE (no free local
+ * port after a few tries), -ENOMEM, or another -errno.
  */
 int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_params *params,
 		       struct rpcrdma_ep **out);
