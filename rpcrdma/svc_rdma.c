@@ -26,8 +26,17 @@
  *
  * Receives that complete while a call is being served are queued and
  * xp_stat() reports XPRT_MOREREQS, so none is stranded behind a
- * completion channel event already consumed.  First version: replies
- * wait for their Send to complete; source memory is registered per reply.
+ * completion channel event already consumed.
+ *
+ * Nothing waits for the peer, so one slow or hostile client cannot stall
+ * the single svc_run() thread and with it every other connection: a
+ * call's RDMA Reads are posted and xp_recv() returns, to go on when they
+ * complete; a reply is copied into a registered reply buffer
+ * (reply_buffers.c), its Writes and Send are posted and xp_reply()
+ * returns, and the buffer is reused when the Send completes.  A message
+ * is taken from the queue only when a reply buffer may be added (at most
+ * one per credit) and the send queue has room for the largest reply
+ * (SVC_REPLY_WRS); otherwise the connection waits, idle, for completions.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -43,6 +52,7 @@
 #include "rpcrdma/credits.h"
 #include "rpcrdma/netconfig.h"
 #include "rpcrdma/rpcbind.h"
+#include "rpcrdma/reply_buffers.h"
 #include "rpcrdma/transport.h"
 #include "xdr/bytes.h"
 #include "xdr/ccp.h"
@@ -50,7 +60,8 @@
 
 #define SVC_RDMA_MAX_ULBS 8
 #define SVC_WC_BATCH      16
-#define SVC_IO_TIMEOUT_MS 30000
+#define SVC_REPLY_WRS     (RPCRDMA_MAX_SEGS + 1) /* Writes of every offered segment, and the Send */
+#define SVC_REPLY_KEEP    (256u << 10)            /* idle reply buffers kept per connection */
 
 struct svc_rdma_ulbs {
 	size_t n;
@@ -83,19 +94,23 @@ struct svc_rdma_conn {
 	char netid[8];
 	bool dead;
 	bool more;                 /* the last poll filled its batch */
+	bool blocked;              /* xp_recv waits for completions: Reads, or room for a reply */
 	struct rpcrdma_wc *queue;  /* receives not yet served */
 	uint32_t qhead, qcount, qcap;
-	uint32_t io_pending;       /* Reads, Writes and Sends posted, not completed */
-	uint32_t reads_pending;    /* of which RDMA Reads */
+	uint32_t reads_pending;    /* RDMA Reads posted, not completed */
 	uint32_t max_reads;        /* RDMA Reads we may have outstanding: ORD, or less after CCP */
 	uint32_t inline_send;      /* largest inline reply: private data, then CCP */
-	uint8_t *send_buf;
-	struct ibv_mr *send_mr;
-	uint32_t send_cap;
+	uint32_t send_cap;         /* transport header and inline reply */
+	struct rpcrdma_replybufs replies;
 	uint8_t *stage;            /* reply marshalling, max_rpc_size */
 	/* the call being served */
 	struct rpcrdma_header hdr;
 	bool in_call, have_recv;
+	bool pulling;              /* its read chunks are being pulled */
+	uint32_t pull_next;        /* the next read segment to post */
+	uint32_t pull_at, pull_pos;
+	uint32_t pz_area, msg_len, total;
+	const uint8_t *inl;        /* the received message's bytes after the header */
 	bool inv;                  /* its reply Send invalidates inv_rkey */
 	uint32_t inv_rkey;
 	uint32_t recv_index;
@@ -106,6 +121,7 @@ struct svc_rdma_conn {
 	rpcprog_t prog;
 	rpcvers_t vers;
 	rpcproc_t proc;
+	struct svc_rdma_reply *reply; /* the reply being built */
 };
 
 static const struct xp_ops svc_rdma_conn_ops;
@@ -132,17 +148,14 @@ static void svc_rdma_take_wc(struct svc_rdma_conn *c, const struct rpcrdma_wc *w
 {
 	if (wc->kind == RPCRDMA_WC_READ && c->reads_pending)
 		c->reads_pending--;
+	if (wc->kind == RPCRDMA_WC_SEND && rpcrdma_replybufs_complete(&c->replies, wc->wr_id))
+		c->dead = true;
 	if (wc->status != IBV_WC_SUCCESS) {
 		c->dead = true;
-		if (wc->kind != RPCRDMA_WC_RECV && c->io_pending)
-			c->io_pending--;
 		return;
 	}
-	if (wc->kind != RPCRDMA_WC_RECV) {
-		if (c->io_pending)
-			c->io_pending--;
+	if (wc->kind != RPCRDMA_WC_RECV)
 		return;
-	}
 	rpcrdma_credits_server_consumed(&c->credits);
 	if (c->qcount == c->qcap) { /* cannot happen: one slot per receive buffer */
 		c->dead = true;
@@ -167,26 +180,20 @@ static int svc_rdma_poll(struct svc_rdma_conn *c)
 	return c->dead ? -1 : n;
 }
 
-/* Make progress: poll, or wait for the channel.  Returns 0 or -1 (dead). */
-static int svc_rdma_progress(struct svc_rdma_conn *c)
+/* Poll until the queue is empty, so the channel's next event means new completions. */
+static int svc_rdma_poll_all(struct svc_rdma_conn *c)
 {
-	int n = svc_rdma_poll(c);
-
-	if (n)
-		return n < 0 ? -1 : 0;
-	if (rpcrdma_ep_wait(c->ep, SVC_IO_TIMEOUT_MS) <= 0) {
-		c->dead = true;
-		return -1;
-	}
+	do
+		if (svc_rdma_poll(c) < 0)
+			return -1;
+	while (c->more);
 	return 0;
 }
 
-static int svc_rdma_wait_io(struct svc_rdma_conn *c)
+/* A message may be taken: its reply will find a buffer and room in the send queue. */
+static bool svc_rdma_can_take(const struct svc_rdma_conn *c)
 {
-	while (c->io_pending)
-		if (svc_rdma_progress(c))
-			return -1;
-	return 0;
+	return c->replies.in_flight < c->qcap && rpcrdma_ep_send_free(c->ep) >= SVC_REPLY_WRS;
 }
 
 static int svc_rdma_read(struct svc_rdma_conn *c, uint8_t *dst, const struct rpcrdma_segment *seg)
@@ -196,52 +203,42 @@ static int svc_rdma_read(struct svc_rdma_conn *c, uint8_t *dst, const struct rpc
 
 	if (!seg->length)
 		return 0;
-	if (!c->max_reads)
-		return -EPROTO; /* the client's CCP maxrdmaread was 0: no RDMA Reads */
-	while (c->reads_pending >= c->max_reads)
-		if (svc_rdma_progress(c))
-			return -EIO;
-	while ((rc = rpcrdma_ep_post_read(c->ep, &sge, 1, seg->offset, seg->handle, 0)) == -ENOBUFS)
-		if (svc_rdma_progress(c))
-			return -EIO;
-	if (!rc) {
-		c->io_pending++;
+	rc = rpcrdma_ep_post_read(c->ep, &sge, 1, seg->offset, seg->handle, 0);
+	if (!rc)
 		c->reads_pending++;
-	}
 	return rc;
 }
 
+/* svc_rdma_can_take() made room for every Write of the reply: -ENOBUFS cannot happen. */
 static int svc_rdma_write(struct svc_rdma_conn *c, const uint8_t *src, uint32_t len,
 			  const struct ibv_mr *mr, const struct rpcrdma_segment *seg)
 {
 	struct ibv_sge sge = { (uintptr_t)src, len, mr->lkey };
-	int rc;
+	int rc = rpcrdma_ep_post_write(c->ep, &sge, 1, seg->offset, seg->handle, 0);
 
-	while ((rc = rpcrdma_ep_post_write(c->ep, &sge, 1, seg->offset, seg->handle, 0)) == -ENOBUFS)
-		if (svc_rdma_progress(c))
-			return -EIO;
-	if (!rc)
-		c->io_pending++;
-	return rc;
+	return rc == -ENOBUFS ? -EIO : rc;
 }
 
-/* The one Send that answers the current message; With Invalidate when svc_rdma_inv_rkey allowed. */
-static int svc_rdma_send(struct svc_rdma_conn *c, uint32_t len)
+/*
+ * The one Send that answers the current message, from @b; With
+ * Invalidate when svc_rdma_inv_rkey allowed.  @b waits for the Send's
+ * completion; when the Send cannot be posted the connection dies and
+ * @b is freed after the QP.
+ */
+static int svc_rdma_send(struct svc_rdma_conn *c, struct rpcrdma_replybuf *b, uint32_t len)
 {
-	struct ibv_sge sge = { (uintptr_t)c->send_buf, len, c->send_mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)b->addr, len, b->mr->lkey };
 	bool inv = c->inv;
 	int rc;
 
 	c->inv = false;
-	while ((rc = rpcrdma_ep_post_send(c->ep, &sge, 1, 0, inv, c->inv_rkey)) == -ENOBUFS)
-		if (svc_rdma_progress(c))
-			return -EIO;
+	rc = rpcrdma_ep_post_send(c->ep, &sge, 1, (uint64_t)(uintptr_t)b, inv, c->inv_rkey);
+	rpcrdma_replybufs_posted(&c->replies, b); /* Writes before it may read it: freed with the QP */
 	if (rc) {
 		c->dead = true;
-		return rc;
+		return -EIO;
 	}
-	c->io_pending++;
-	return svc_rdma_wait_io(c) ? -EIO : 0;
+	return 0;
 }
 
 /* ---- the call being served --------------------------------------------------------- */
@@ -278,8 +275,8 @@ static bool svc_rdma_inv_rkey(const struct svc_rdma_conn *c, const struct rpcrdm
 	return found;
 }
 
-/* Free what the current call holds and give its receive back. */
-static void svc_rdma_call_end(struct svc_rdma_conn *c)
+/* Free the current call's read buffer; no Read may still be writing it. */
+static void svc_rdma_call_release(struct svc_rdma_conn *c)
 {
 	rpcrdma_mr_dereg(c->rd_mr);
 	free(c->rd_buf);
@@ -287,6 +284,13 @@ static void svc_rdma_call_end(struct svc_rdma_conn *c)
 	c->rd_buf = NULL;
 	c->call = NULL;
 	c->in_call = false;
+	c->pulling = false;
+}
+
+/* Free what the current call holds and give its receive back. */
+static void svc_rdma_call_end(struct svc_rdma_conn *c)
+{
+	svc_rdma_call_release(c);
 	if (c->have_recv) {
 		c->have_recv = false;
 		if (rpcrdma_ep_repost_recv(c->ep, c->recv_index))
@@ -309,6 +313,7 @@ static void svc_rdma_send_error(struct svc_rdma_conn *c, uint32_t xid, uint32_t 
 				enum rpcrdma_errcode err)
 {
 	struct rpcrdma_header *h = &c->hdr;
+	struct rpcrdma_replybuf *b;
 	size_t len;
 
 	svc_rdma_call_end(c);
@@ -316,8 +321,14 @@ static void svc_rdma_send_error(struct svc_rdma_conn *c, uint32_t xid, uint32_t 
 		rpcrdma_header_init_err_vers(h, xid, svc_rdma_grant(c, requested));
 	else
 		rpcrdma_header_init_err_chunk(h, xid, svc_rdma_grant(c, requested));
-	if (rpcrdma_header_encode(h, c->send_buf, c->send_cap, &len) == RPCRDMA_HDR_OK)
-		svc_rdma_send(c, (uint32_t)len);
+	if (rpcrdma_replybufs_get(&c->replies, c->send_cap, &b)) {
+		c->dead = true;
+		return;
+	}
+	if (rpcrdma_header_encode(h, b->addr, c->send_cap, &len) == RPCRDMA_HDR_OK)
+		svc_rdma_send(c, b, (uint32_t)len);
+	else
+		rpcrdma_replybufs_put(&c->replies, b);
 }
 
 /* Bytes the data chunks (read segments at nonzero positions) add, with roundup. */
@@ -336,30 +347,39 @@ static uint64_t svc_rdma_data_bytes(const struct rpcrdma_header *h, uint32_t fir
 	return total;
 }
 
-/* Post the Reads of every read segment into @c->rd_buf and wait for them. */
-static int svc_rdma_pull_reads(struct svc_rdma_conn *c, uint32_t pz_area)
+/* Where read segment @r lands in c->rd_buf: position-zero segments in turn, data chunks at their position. */
+static uint8_t *svc_rdma_read_dst(struct svc_rdma_conn *c, const struct rpcrdma_read_segment *r)
+{
+	if (!r->position)
+		return c->rd_buf + c->pull_at;
+	if (r->position != c->pull_pos) {
+		c->pull_pos = r->position;
+		c->pull_at = r->position;
+	}
+	return c->rd_buf + c->pz_area + c->pull_at;
+}
+
+/*
+ * Post the Reads the read depth and the send queue allow.  Returns 1
+ * when every Read has completed, 0 while some are outstanding or not
+ * yet posted (their completions wake us), or -errno.
+ */
+static int svc_rdma_pull_reads(struct svc_rdma_conn *c)
 {
 	const struct rpcrdma_header *h = &c->hdr;
-	uint8_t *out = c->rd_buf + pz_area;
-	uint32_t at = 0, i = 0;
-	int rc = 0;
 
-	for (; i < h->nreads && h->reads[i].position == 0 && !rc; i++) {
-		rc = svc_rdma_read(c, c->rd_buf + at, &h->reads[i].seg);
-		at += h->reads[i].seg.length;
-	}
-	while (i < h->nreads && !rc) {
-		uint32_t pos = h->reads[i].position;
+	while (c->pull_next < h->nreads && c->reads_pending < c->max_reads) {
+		const struct rpcrdma_read_segment *r = &h->reads[c->pull_next];
+		int rc = svc_rdma_read(c, svc_rdma_read_dst(c, r), &r->seg);
 
-		at = pos;
-		for (; i < h->nreads && h->reads[i].position == pos && !rc; i++) {
-			rc = svc_rdma_read(c, out + at, &h->reads[i].seg);
-			at += h->reads[i].seg.length;
-		}
+		if (rc == -ENOBUFS)
+			break;
+		if (rc)
+			return rc;
+		c->pull_at += r->seg.length;
+		c->pull_next++;
 	}
-	if (!rc && svc_rdma_wait_io(c))
-		rc = -EIO;
-	return rc;
+	return c->pull_next == h->nreads && !c->reads_pending;
 }
 
 /* Interleave the inline (or position-zero) bytes around the data chunks already in @out. */
@@ -385,24 +405,25 @@ static void svc_rdma_rebuild(const struct rpcrdma_header *h, const uint8_t *src,
 }
 
 /*
- * The complete call: the inline message itself, or rebuilt from read
- * chunks.  Returns 0, -EPROTO (answer ERR_CHUNK) or another -errno
- * (the connection is broken).
+ * Start assembling the complete call: the inline message itself, or
+ * one rebuilt from read chunks (svc_rdma_pull_step).  Returns 0,
+ * -EPROTO (answer ERR_CHUNK) or another -errno (the connection is broken).
  */
-static int svc_rdma_pull(struct svc_rdma_conn *c, const uint8_t *inl, uint32_t inl_len)
+static int svc_rdma_pull_start(struct svc_rdma_conn *c, const uint8_t *inl, uint32_t inl_len)
 {
 	const struct rpcrdma_header *h = &c->hdr;
 	uint64_t pz = 0, msg_len, total;
-	uint32_t first = 0, pz_area;
-	int rc;
+	uint32_t first = 0;
 
-	if (!h->nreads) {
-		if (h->type != RDMA_MSG)
-			return -EPROTO;
-		c->call = inl;
-		c->call_len = inl_len;
-		return 0;
-	}
+	c->pulling = true;
+	c->inl = inl;
+	c->msg_len = inl_len;
+	c->total = inl_len;
+	c->pull_next = c->pull_at = c->pull_pos = 0;
+	if (!h->nreads)
+		return h->type == RDMA_MSG ? 0 : -EPROTO;
+	if (!c->max_reads)
+		return -EPROTO; /* the client's CCP maxrdmaread was 0: no RDMA Reads */
 	while (first < h->nreads && h->reads[first].position == 0)
 		pz += h->reads[first++].seg.length;
 	if (h->type == RDMA_NOMSG && !pz)
@@ -411,36 +432,50 @@ static int svc_rdma_pull(struct svc_rdma_conn *c, const uint8_t *inl, uint32_t i
 	total = msg_len + svc_rdma_data_bytes(h, first);
 	if (total > c->opts.max_rpc_size)
 		return -EPROTO;
-	pz_area = (uint32_t)rpcrdma_xdr_roundup(pz);
-	c->rd_buf = malloc((size_t)pz_area + total);
+	c->pz_area = (uint32_t)rpcrdma_xdr_roundup(pz);
+	c->msg_len = (uint32_t)msg_len;
+	c->total = (uint32_t)total;
+	c->rd_buf = malloc((size_t)c->pz_area + total);
 	if (!c->rd_buf)
 		return -ENOMEM;
-	c->rd_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(c->ep), c->rd_buf, (size_t)pz_area + total,
+	c->rd_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(c->ep), c->rd_buf, (size_t)c->pz_area + total,
 				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!c->rd_mr)
-		return -ENOMEM;
-	rc = svc_rdma_pull_reads(c, pz_area);
-	if (rc)
+	return c->rd_mr ? 0 : -ENOMEM;
+}
+
+/* Returns 1 when the call is complete in memory, 0 while its Reads run, or -errno. */
+static int svc_rdma_pull_step(struct svc_rdma_conn *c)
+{
+	const struct rpcrdma_header *h = &c->hdr;
+	int rc;
+
+	if (!h->nreads) {
+		c->call = c->inl;
+		c->call_len = c->total;
+		c->pulling = false;
+		return 1;
+	}
+	rc = svc_rdma_pull_reads(c);
+	if (rc <= 0)
 		return rc;
-	svc_rdma_rebuild(h, h->type == RDMA_NOMSG ? c->rd_buf : inl, (uint32_t)msg_len,
-			 c->rd_buf + pz_area);
-	c->call = c->rd_buf + pz_area;
-	c->call_len = (uint32_t)total;
-	return 0;
+	svc_rdma_rebuild(h, h->type == RDMA_NOMSG ? c->rd_buf : c->inl, c->msg_len,
+			 c->rd_buf + c->pz_area);
+	c->call = c->rd_buf + c->pz_area;
+	c->call_len = c->total;
+	c->pulling = false;
+	return 1;
 }
 
 /*
- * One received message.  Returns TRUE with @msg decoded when a call is
- * ready for dispatch, FALSE when the message was answered or dropped.
+ * One received message: answered or dropped, or a call whose assembly
+ * starts (c->pulling).
  */
-static bool_t svc_rdma_take_call(struct svc_rdma_conn *c, const struct rpcrdma_wc *wc,
-				 struct rpc_msg *msg)
+static void svc_rdma_take_msg(struct svc_rdma_conn *c, const struct rpcrdma_wc *wc)
 {
 	const uint8_t *buf = rpcrdma_ep_recv_buf(c->ep, (uint32_t)wc->wr_id);
 	struct rpcrdma_header *h = &c->hdr;
 	enum rpcrdma_hdr_status st;
 	size_t hlen;
-	XDR x;
 	int rc;
 
 	c->have_recv = true;
@@ -451,35 +486,42 @@ static bool_t svc_rdma_take_call(struct svc_rdma_conn *c, const struct rpcrdma_w
 		goto drop;
 	if (st == RPCRDMA_HDR_BAD_VERSION) {
 		svc_rdma_send_error(c, h->xid, h->credit, ERR_VERS);
-		return FALSE;
+		return;
 	}
 	if (st == RPCRDMA_HDR_OK && (h->type == RDMA_DONE || h->type == RDMA_ERROR))
 		goto drop;
 	if (st != RPCRDMA_HDR_OK || (h->type != RDMA_MSG && h->type != RDMA_NOMSG))
 		goto err_chunk;
 	c->inv = svc_rdma_inv_rkey(c, h, &c->inv_rkey);
-	rc = svc_rdma_pull(c, buf + hlen, wc->byte_len - (uint32_t)hlen);
+	rc = svc_rdma_pull_start(c, buf + hlen, wc->byte_len - (uint32_t)hlen);
 	if (rc == -EPROTO)
 		goto err_chunk;
-	if (rc) {
+	if (rc)
 		c->dead = true;
+	return;
+err_chunk:
+	svc_rdma_send_error(c, h->xid, h->credit, ERR_CHUNK);
+	return;
+drop:
+	svc_rdma_call_end(c);
+}
+
+/* The assembled call's RPC header; TRUE when it is ready for dispatch. */
+static bool_t svc_rdma_decode_call(struct svc_rdma_conn *c, struct rpc_msg *msg)
+{
+	XDR x;
+
+	xdrmem_create(&x, (char *)(uintptr_t)c->call, c->call_len, XDR_DECODE);
+	if (!xdr_callmsg(&x, msg) || msg->rm_xid != c->hdr.xid) {
+		svc_rdma_send_error(c, c->hdr.xid, c->hdr.credit, ERR_CHUNK);
 		return FALSE;
 	}
-	xdrmem_create(&x, (char *)(uintptr_t)c->call, c->call_len, XDR_DECODE);
-	if (!xdr_callmsg(&x, msg) || msg->rm_xid != h->xid)
-		goto err_chunk;
 	c->args_off = XDR_GETPOS(&x);
 	c->prog = msg->rm_call.cb_prog;
 	c->vers = msg->rm_call.cb_vers;
 	c->proc = msg->rm_call.cb_proc;
 	c->in_call = true;
 	return TRUE;
-err_chunk:
-	svc_rdma_send_error(c, h->xid, h->credit, ERR_CHUNK);
-	return FALSE;
-drop:
-	svc_rdma_call_end(c);
-	return FALSE;
 }
 
 /* ---- Connection Configuration Protocol ---------------------------------------------------- */
@@ -547,30 +589,63 @@ static void svc_rdma_ccp(struct svc_rdma_conn *c, const struct rpc_msg *call)
 
 /* ---- connection xp_ops --------------------------------------------------------------- */
 
+/* Nothing to serve now: handle cm events (a disconnect kills the connection) and wait. */
+static bool_t svc_rdma_idle(struct svc_rdma_conn *c, bool blocked)
+{
+	c->blocked = blocked;
+	if (!c->dead && rpcrdma_ep_wait(c->ep, 0) < 0)
+		c->dead = true;
+	return FALSE;
+}
+
+/* Go on assembling the current call; TRUE when it is ready for dispatch. */
+static bool_t svc_rdma_go_on(struct svc_rdma_conn *c, struct rpc_msg *msg, bool *wait)
+{
+	int rc = svc_rdma_pull_step(c);
+
+	if (!rc && !svc_rdma_poll_all(c))
+		rc = svc_rdma_pull_step(c);
+	*wait = !rc && !c->dead;
+	if (rc == -EPROTO)
+		svc_rdma_send_error(c, c->hdr.xid, c->hdr.credit, ERR_CHUNK);
+	else if (rc < 0)
+		c->dead = true;
+	if (rc <= 0 || c->dead || !svc_rdma_decode_call(c, msg))
+		return FALSE;
+	if (msg->rm_call.cb_prog != RPCRDMA_CCP_PROGRAM)
+		return TRUE;
+	svc_rdma_ccp(c, msg);
+	return FALSE;
+}
+
 static bool_t svc_rdma_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 {
 	struct svc_rdma_conn *c = conn_of(xprt);
+	bool wait = false;
 
-	svc_rdma_call_end(c);
+	c->blocked = false;
+	if (!c->pulling)
+		svc_rdma_call_end(c);
 	while (!c->dead) {
 		struct rpcrdma_wc wc;
 
-		if (!c->qcount && svc_rdma_poll(c) <= 0) {
-			/* Woken by the cm channel, perhaps: a disconnect kills the connection. */
-			if (!c->dead && rpcrdma_ep_wait(c->ep, 0) < 0)
-				c->dead = true;
-			return FALSE;
-		}
-		if (!c->qcount)
+		if (c->pulling) {
+			if (svc_rdma_go_on(c, msg, &wait))
+				return TRUE;
+			if (wait)
+				return svc_rdma_idle(c, true);
 			continue;
+		}
+		if ((!c->qcount || !svc_rdma_can_take(c)) && svc_rdma_poll_all(c))
+			break;
+		if (!c->qcount)
+			return svc_rdma_idle(c, false);
+		if (!svc_rdma_can_take(c))
+			return svc_rdma_idle(c, true);
 		wc = c->queue[c->qhead];
 		c->qhead = (c->qhead + 1) % c->qcap;
 		c->qcount--;
-		if (!svc_rdma_take_call(c, &wc, msg))
-			continue;
-		if (msg->rm_call.cb_prog != RPCRDMA_CCP_PROGRAM)
-			return TRUE;
-		svc_rdma_ccp(c, msg);
+		svc_rdma_take_msg(c, &wc);
 	}
 	return FALSE;
 }
@@ -581,6 +656,8 @@ static enum xprt_stat svc_rdma_stat(SVCXPRT *xprt)
 
 	if (c->dead)
 		return XPRT_DIED;
+	if (c->blocked)
+		return XPRT_IDLE; /* the completions it waits for wake svc_run() */
 	return c->qcount || c->more ? XPRT_MOREREQS : XPRT_IDLE;
 }
 
@@ -697,37 +774,38 @@ struct svc_rdma_reply {
 	struct rpcrdma_xdr_stream s;
 	struct rpcrdma_reply_plan plan;
 	struct rpcrdma_header out;
-	struct ibv_mr *mr[RPCRDMA_MAX_WRITE_CHUNKS + 1];
-	uint8_t *body;
+	struct rpcrdma_replybuf *buf; /* header and inline body, then the bytes to RDMA Write */
+	uint8_t *data;                /* the next free byte after the header area */
+	uint8_t *wdata[RPCRDMA_MAX_WRITE_CHUNKS + 1]; /* each chunk's bytes; the last: reply chunk */
 };
 
+/* Copy @len bytes at stream offset @off for chunk @ch into the buffer; they must fit the chunk. */
+static int svc_rdma_reply_stage(struct svc_rdma_conn *c, struct svc_rdma_reply *r,
+				const struct rpcrdma_chunk *ch, uint32_t slot, uint32_t len)
+{
+	if (len > rpcrdma_chunk_length(&c->hdr, ch))
+		return -EPROTO;
+	r->wdata[slot] = r->data;
+	r->data += len;
+	return 0;
+}
+
+/* Each write chunk's result into the reply buffer, and its echo into the header. */
 static int svc_rdma_reply_writes(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
 {
-	struct ibv_pd *pd = rpcrdma_ep_pd(c->ep);
-	int rc;
-
 	for (uint32_t i = 0; i < r->plan.nwrites; i++) {
 		const struct rpcrdma_range *w = &r->plan.writes[i];
-		const uint8_t *src;
+		uint8_t *dst = r->data;
 
-		if (w->length) {
-			src = rpcrdma_stream_locate(&r->s, w->offset, w->length);
-			if (!src)
-				return -EPROTO;
-			r->mr[i] = rpcrdma_mr_reg(pd, src, w->length, 0);
-			if (!r->mr[i])
-				return -ENOMEM;
-			rc = svc_rdma_write_chunk(c, &c->hdr.writes[i], src, w->length, r->mr[i]);
-			if (rc)
-				return rc;
-		}
-		if (svc_rdma_echo(&c->hdr, &c->hdr.writes[i], w->length, &r->out, false))
+		if (svc_rdma_reply_stage(c, r, &c->hdr.writes[i], i, w->length) ||
+		    (w->length && !rpcrdma_stream_copy(&r->s, w->offset, w->length, dst)) ||
+		    svc_rdma_echo(&c->hdr, &c->hdr.writes[i], w->length, &r->out, false))
 			return -EPROTO;
 	}
 	return 0;
 }
 
-/* The reduced reply into @dst (the send buffer or a reply-chunk staging buffer). */
+/* The reduced reply into @dst (after the header, or the reply chunk's bytes). */
 static int svc_rdma_reply_body(struct svc_rdma_reply *r, uint8_t *dst)
 {
 	for (uint32_t i = 0; i < r->plan.nranges; i++) {
@@ -742,24 +820,55 @@ static int svc_rdma_reply_body(struct svc_rdma_reply *r, uint8_t *dst)
 static int svc_rdma_reply_nomsg(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
 {
 	uint32_t len = r->plan.body_len;
+	uint8_t *dst = r->data;
+
+	if (svc_rdma_reply_stage(c, r, &c->hdr.reply, RPCRDMA_MAX_WRITE_CHUNKS, len) ||
+	    svc_rdma_reply_body(r, dst) || svc_rdma_echo(&c->hdr, &c->hdr.reply, len, &r->out, true))
+		return -EPROTO;
+	return 0;
+}
+
+/* A reply buffer for the header area and every byte the plan RDMA Writes. */
+static int svc_rdma_reply_buf(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
+{
+	uint64_t len = c->send_cap;
 	int rc;
 
-	r->body = malloc(len ? len : 1);
-	if (!r->body)
-		return -ENOMEM;
-	rc = svc_rdma_reply_body(r, r->body);
+	for (uint32_t i = 0; i < r->plan.nwrites; i++)
+		len += r->plan.writes[i].length;
+	if (r->plan.type == RDMA_NOMSG)
+		len += r->plan.body_len;
+	if (len > UINT32_MAX)
+		return -EPROTO;
+	rc = rpcrdma_replybufs_get(&c->replies, (uint32_t)len, &r->buf);
 	if (rc)
 		return rc;
-	r->mr[RPCRDMA_MAX_WRITE_CHUNKS] = rpcrdma_mr_reg(rpcrdma_ep_pd(c->ep), r->body, len, 0);
-	if (!r->mr[RPCRDMA_MAX_WRITE_CHUNKS])
-		return -ENOMEM;
-	rc = svc_rdma_write_chunk(c, &c->hdr.reply, r->body, len, r->mr[RPCRDMA_MAX_WRITE_CHUNKS]);
-	if (!rc && svc_rdma_echo(&c->hdr, &c->hdr.reply, len, &r->out, true))
-		rc = -EPROTO;
+	r->data = r->buf->addr + c->send_cap;
+	return 0;
+}
+
+/* Post the RDMA Writes of every chunk staged in @b.  Returns 0 or -errno. */
+static int svc_rdma_reply_post(struct svc_rdma_conn *c, struct svc_rdma_reply *r,
+			       const struct rpcrdma_replybuf *b)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; i < r->plan.nwrites && !rc; i++)
+		rc = svc_rdma_write_chunk(c, &c->hdr.writes[i], r->wdata[i],
+					  r->plan.writes[i].length, b->mr);
+	if (!rc && r->plan.type == RDMA_NOMSG)
+		rc = svc_rdma_write_chunk(c, &c->hdr.reply, r->wdata[RPCRDMA_MAX_WRITE_CHUNKS],
+					  r->plan.body_len, b->mr);
 	return rc;
 }
 
-/* Plan, write the chunks and send.  Returns 0, -EPROTO (answer ERR_CHUNK) or -errno. */
+/*
+ * Plan, stage every byte in a reply buffer, then post the Writes and
+ * the Send.  Returns 0, -EPROTO (answer ERR_CHUNK) or -errno.  Nothing
+ * is posted before every check has passed, so a failure leaves r->buf
+ * unused; a failed post kills the connection (its buffer is freed after
+ * the QP, in svc_rdma_conn_free).
+ */
 static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
 {
 	uint32_t xid = c->hdr.xid, requested = c->hdr.credit;
@@ -767,6 +876,7 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 	struct rpcrdma_reply_desc desc = { .xdr_len = r->s.pos, .results = items,
 					   .nresults = r->s.nitems };
 	struct rpcrdma_offered_chunks offered;
+	struct rpcrdma_replybuf *b;
 	size_t hlen;
 	int rc;
 
@@ -775,6 +885,9 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 	if (rpcrdma_plan_reply(&desc, &offered, c->inline_send,
 			       &r->plan) != RPCRDMA_PLAN_OK)
 		return -EPROTO;
+	rc = svc_rdma_reply_buf(c, r);
+	if (rc)
+		return rc;
 	rpcrdma_header_init(&r->out, xid, 1, r->plan.type);
 	rc = svc_rdma_reply_writes(c, r);
 	if (!rc && r->plan.type == RDMA_NOMSG)
@@ -783,41 +896,39 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 		return rc;
 	svc_rdma_call_end(c); /* the call's receive is posted again before the grant */
 	r->out.credit = svc_rdma_grant(c, requested);
-	if (rpcrdma_header_encode(&r->out, c->send_buf, c->send_cap, &hlen) != RPCRDMA_HDR_OK)
+	if (rpcrdma_header_encode(&r->out, r->buf->addr, c->send_cap, &hlen) != RPCRDMA_HDR_OK)
 		return -EIO;
 	if (r->plan.type == RDMA_MSG) {
-		if (r->plan.body_len > c->send_cap - hlen)
+		if (r->plan.body_len > c->send_cap - hlen ||
+		    svc_rdma_reply_body(r, r->buf->addr + hlen))
 			return -EIO;
-		rc = svc_rdma_reply_body(r, c->send_buf + hlen);
 		hlen += r->plan.body_len;
 	}
-	return rc ? rc : svc_rdma_send(c, (uint32_t)hlen);
-}
-
-static void svc_rdma_reply_free(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
-{
-	svc_rdma_wait_io(c); /* nothing may still read what is freed below */
-	for (uint32_t i = 0; i <= RPCRDMA_MAX_WRITE_CHUNKS; i++)
-		rpcrdma_mr_dereg(r->mr[i]);
-	free(r->body);
-	free(r);
+	b = r->buf;
+	r->buf = NULL;
+	if (svc_rdma_reply_post(c, r, b)) {
+		rpcrdma_replybufs_posted(&c->replies, b);
+		c->dead = true;
+		return -EIO;
+	}
+	return svc_rdma_send(c, b, (uint32_t)hlen);
 }
 
 static bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 {
 	struct svc_rdma_conn *c = conn_of(xprt);
 	uint32_t xid = c->hdr.xid, requested = c->hdr.credit;
-	struct svc_rdma_reply *r;
+	struct svc_rdma_reply *r = c->reply;
 	int rc = -EPROTO;
 
 	if (!c->in_call || c->dead)
 		return FALSE;
 	msg->rm_xid = xid; /* svc_sendreply() and svcerr_*() leave it to the transport */
-	r = calloc(1, sizeof(*r));
-	if (r && svc_rdma_marshal(c, msg, &r->s))
+	r->buf = NULL;
+	if (svc_rdma_marshal(c, msg, &r->s))
 		rc = svc_rdma_reply_send(c, r);
-	if (r)
-		svc_rdma_reply_free(c, r);
+	rpcrdma_replybufs_put(&c->replies, r->buf); /* set only when nothing was posted */
+	r->buf = NULL;
 	if (rc == -EPROTO || rc == -ENOMEM)
 		svc_rdma_send_error(c, xid, requested, ERR_CHUNK);
 	else if (rc)
@@ -830,14 +941,13 @@ static void svc_rdma_conn_free(struct svc_rdma_conn *c)
 {
 	if (!c)
 		return;
-	if (c->ep) {
-		svc_rdma_call_end(c);
-		rpcrdma_mr_dereg(c->send_mr);
-		rpcrdma_ep_destroy(c->ep);
-	}
+	rpcrdma_ep_stop(c->ep); /* no Read, Write or Send touches our buffers after this */
+	svc_rdma_call_release(c);
+	rpcrdma_replybufs_destroy(&c->replies);
+	rpcrdma_ep_destroy(c->ep);
 	if (c->epfd >= 0)
 		close(c->epfd);
-	free(c->send_buf);
+	free(c->reply);
 	free(c->stage);
 	free(c->queue);
 	free(c);
@@ -932,12 +1042,8 @@ static int svc_rdma_conn_setup(struct svc_rdma_listener *ls, struct svc_rdma_con
 	c->qcap = ls->opts.credits;
 	c->queue = calloc(c->qcap, sizeof(*c->queue));
 	c->send_cap = ls->opts.inline_send;
-	c->send_buf = malloc(c->send_cap);
-	if (!c->queue || !c->send_buf)
-		return -ENOMEM;
-	c->send_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(c->ep), c->send_buf, c->send_cap,
-				    IBV_ACCESS_LOCAL_WRITE);
-	if (!c->send_mr)
+	c->reply = calloc(1, sizeof(*c->reply));
+	if (!c->queue || !c->reply)
 		return -ENOMEM;
 	c->inline_send = rpcrdma_ep_info(c->ep)->inline_params.send;
 	c->max_reads = rpcrdma_ep_info(c->ep)->rd.ord;
@@ -977,6 +1083,7 @@ static bool_t svc_rdma_accept(SVCXPRT *xprt, struct rpc_msg *msg)
 		}
 		c->epfd = -1;
 		c->ep = ep;
+		rpcrdma_replybufs_init(&c->replies, rpcrdma_ep_pd(ep), SVC_REPLY_KEEP);
 		if (svc_rdma_conn_setup(ls, c)) {
 			svc_rdma_conn_free(c);
 			continue;
@@ -1058,6 +1165,7 @@ SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_optio
 	if (rpcrdma_options_check(&ls->opts))
 		return svc_rdma_create_fail(ls, EINVAL);
 	rpcrdma_options_ep_params(&ls->opts, &params);
+	params.send_depth += SVC_REPLY_WRS; /* svc_rdma_can_take() keeps this much free */
 	rc = rpcrdma_listener_create(addr, &params, 16, &ls->l);
 	if (rc)
 		return svc_rdma_create_fail(ls, -rc);

@@ -59,6 +59,7 @@ struct rpcrdma_ep {
 	bool accepted;
 	bool connected;
 	bool disconnected;
+	bool stopped;            /* rpcrdma_ep_stop: QP gone, disconnected */
 	bool device_removed;     /* RDMA_CM_EVENT_DEVICE_REMOVAL came: see ep_release_dead_devices */
 	struct rpcrdma_ep_params params;
 	struct rpcrdma_private_data local_pd;
@@ -515,7 +516,7 @@ void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
 		ep_cm_drain(ep); /* a DEVICE_REMOVAL behind the failure that ends us */
 	if (ep->device_removed && ep->id && ep->id->verbs)
 		snprintf(uverbs_path, sizeof(uverbs_path), "%s", ep->id->verbs->device->dev_path);
-	if (ep->id)
+	if (ep->id && !ep->stopped)
 		ep_disconnect(ep);
 	if (ep->id && ep->id->qp)
 		rdma_destroy_qp(ep->id);
@@ -537,6 +538,19 @@ void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
 	free(ep->slots);
 	free(ep);
 	ep_release_removed_device(uverbs_path);
+}
+
+void rpcrdma_ep_stop(struct rpcrdma_ep *ep)
+{
+	if (!ep || !ep->id || ep->stopped)
+		return;
+	if (ep->cm_channel)
+		ep_cm_drain(ep);
+	ep_disconnect(ep);
+	if (ep->id->qp)
+		rdma_destroy_qp(ep->id);
+	ep->stopped = true;
+	ep->disconnected = true;
 }
 
 /* ---- active side --------------------------------------------------------------------- */
@@ -1053,6 +1067,11 @@ int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms)
 			return 1;
 	} while (timeout_ms < 0 || remaining_ms(deadline) > 0);
 	return 0;
+}
+
+uint32_t rpcrdma_ep_send_free(const struct rpcrdma_ep *ep)
+{
+	return ep->params.send_depth - ep->slots_busy;
 }
 
 bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep)

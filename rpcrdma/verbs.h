@@ -175,6 +175,17 @@ int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms);
 /* True once a DISCONNECTED, DEVICE_REMOVAL or error cm event was seen. */
 bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep);
 
+/* Send-queue work requests that can be posted now (send_depth minus those not completed). */
+uint32_t rpcrdma_ep_send_free(const struct rpcrdma_ep *ep);
+
+/*
+ * rpcrdma_ep_stop - disconnect and destroy the QP, so no work request
+ * reads or writes the caller's registered memory any more; the caller
+ * may then deregister and free it before rpcrdma_ep_destroy().
+ * Accepts NULL and a half-built endpoint.
+ */
+void rpcrdma_ep_stop(struct rpcrdma_ep *ep);
+
 /* Disconnect, flush, free; accepts a half-built endpoint and NULL. */
 void rpcrdma_ep_destroy(struct rpcrdma_ep *ep);
 

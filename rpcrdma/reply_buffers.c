@@ -1,0 +1,138 @@
+/*
+ * Registered reply buffers of one server connection (see reply_buffers.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rpcrdma/reply_buffers.h"
+#include "rpcrdma/transport.h"
+
+#define REPLYBUF_MIN   8192u
+#define REPLYBUF_STEP  (64u << 10)
+#define REPLYBUF_ALIGN 4096u
+
+void rpcrdma_replybufs_init(struct rpcrdma_replybufs *rb, struct ibv_pd *pd, uint64_t keep_bytes)
+{
+	*rb = (struct rpcrdma_replybufs){ .pd = pd, .keep_bytes = keep_bytes };
+}
+
+static void replybuf_free(struct rpcrdma_replybuf *b)
+{
+	if (!b)
+		return;
+	rpcrdma_mr_dereg(b->mr);
+	free(b->addr);
+	free(b);
+}
+
+/* Powers of two up to REPLYBUF_STEP, then multiples of it: a 1 MiB reply does not take 2 MiB. */
+static uint32_t replybuf_size(uint32_t len)
+{
+	uint32_t cap = REPLYBUF_MIN;
+
+	while (cap < len && cap < REPLYBUF_STEP)
+		cap <<= 1;
+	if (cap >= len)
+		return cap;
+	return len > UINT32_MAX - REPLYBUF_STEP ? len : (len + REPLYBUF_STEP - 1) / REPLYBUF_STEP * REPLYBUF_STEP;
+}
+
+static int replybuf_alloc(struct rpcrdma_replybufs *rb, uint32_t len, struct rpcrdma_replybuf **out)
+{
+	struct rpcrdma_replybuf *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	b->cap = replybuf_size(len);
+	if (posix_memalign((void **)&b->addr, REPLYBUF_ALIGN, b->cap)) {
+		b->addr = NULL;
+		replybuf_free(b);
+		return -ENOMEM;
+	}
+	b->mr = rpcrdma_mr_reg(rb->pd, b->addr, b->cap, 0);
+	if (!b->mr) {
+		int rc = -errno;
+
+		replybuf_free(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
+}
+
+int rpcrdma_replybufs_get(struct rpcrdma_replybufs *rb, uint32_t len,
+			  struct rpcrdma_replybuf **out)
+{
+	struct rpcrdma_replybuf **pp = &rb->idle;
+
+	while (*pp && (*pp)->cap < len)
+		pp = &(*pp)->next;
+	if (!*pp)
+		return replybuf_alloc(rb, len, out);
+	*out = *pp;
+	*pp = (*pp)->next;
+	(*out)->next = NULL;
+	rb->idle_bytes -= (*out)->cap;
+	return 0;
+}
+
+void rpcrdma_replybufs_put(struct rpcrdma_replybufs *rb, struct rpcrdma_replybuf *b)
+{
+	struct rpcrdma_replybuf **pp = &rb->idle;
+
+	if (!b)
+		return;
+	if (rb->idle && rb->idle_bytes + b->cap > rb->keep_bytes) {
+		replybuf_free(b);
+		return;
+	}
+	while (*pp && (*pp)->cap < b->cap)
+		pp = &(*pp)->next;
+	b->next = *pp;
+	*pp = b;
+	rb->idle_bytes += b->cap;
+}
+
+void rpcrdma_replybufs_posted(struct rpcrdma_replybufs *rb, struct rpcrdma_replybuf *b)
+{
+	b->next = NULL;
+	if (rb->tail)
+		rb->tail->next = b;
+	else
+		rb->head = b;
+	rb->tail = b;
+	rb->in_flight++;
+}
+
+int rpcrdma_replybufs_complete(struct rpcrdma_replybufs *rb, uint64_t wr_id)
+{
+	struct rpcrdma_replybuf *b = rb->head;
+
+	if (!b || (uint64_t)(uintptr_t)b != wr_id)
+		return -EPROTO;
+	rb->head = b->next;
+	if (!rb->head)
+		rb->tail = NULL;
+	rb->in_flight--;
+	rpcrdma_replybufs_put(rb, b);
+	return 0;
+}
+
+static void replybuf_free_list(struct rpcrdma_replybuf *b)
+{
+	while (b) {
+		struct rpcrdma_replybuf *next = b->next;
+
+		replybuf_free(b);
+		b = next;
+	}
+}
+
+void rpcrdma_replybufs_destroy(struct rpcrdma_replybufs *rb)
+{
+	replybuf_free_list(rb->idle);
+	replybuf_free_list(rb->head);
+	rb->idle = rb->head = rb->tail = NULL;
+	rb->idle_bytes = 0;
+	rb->in_flight = 0;
+}
