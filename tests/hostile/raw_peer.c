@@ -237,7 +237,7 @@ static int peer_build(struct raw_peer *p)
 			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 	if (!p->send_mr || !p->recv_mr || !p->mem_mr)
 		return -1;
-	for (uint32_t i = 0; i < c->recv_count; i++)
+	for (uint32_t i = 0; i < c->recv_count && !c->hold_recvs; i++)
 		if (raw_peer_post_recv(p, i))
 			return -1;
 	return 0;

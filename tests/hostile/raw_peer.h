@@ -49,6 +49,7 @@ struct raw_peer_config {
 	uint32_t mem_bytes;    /* remotely accessible area; default 1 MiB */
 	uint8_t initiator_depth;     /* ORD asked/offered; default 4 */
 	uint8_t responder_resources; /* IRD asked/offered; default 4 */
+	bool hold_recvs;       /* post no receive at connect: raw_peer_post_recv later (a peer not ready) */
 };
 
 /* Fills @cfg with the defaults above. */
