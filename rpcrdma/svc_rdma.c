@@ -35,8 +35,10 @@
  * (reply_buffers.c), its Writes and Send are posted and xp_reply()
  * returns, and the buffer is reused when the Send completes.  A message
  * is taken from the queue only when a reply buffer may be added (at most
- * one per credit) and the send queue has room for the largest reply
- * (SVC_REPLY_WRS); otherwise the connection waits, idle, for completions.
+ * one per credit) and a Send can be posted; a call is dispatched only
+ * when the send queue has room for every Write its chunks allow and the
+ * Send (a call offering more segments than the queue holds is answered
+ * ERR_CHUNK).  Otherwise the connection waits, idle, for completions.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -60,7 +62,6 @@
 
 #define SVC_RDMA_MAX_ULBS 8
 #define SVC_WC_BATCH      16
-#define SVC_REPLY_WRS     (RPCRDMA_MAX_SEGS + 1) /* Writes of every offered segment, and the Send */
 #define SVC_REPLY_KEEP    (256u << 10)            /* idle reply buffers kept per connection */
 
 struct svc_rdma_ulbs {
@@ -190,10 +191,16 @@ static int svc_rdma_poll_all(struct svc_rdma_conn *c)
 	return 0;
 }
 
-/* A message may be taken: its reply will find a buffer and room in the send queue. */
+/* A message may be taken: its answer will find a buffer and room for its Send. */
 static bool svc_rdma_can_take(const struct svc_rdma_conn *c)
 {
-	return c->replies.in_flight < c->qcap && rpcrdma_ep_send_free(c->ep) >= SVC_REPLY_WRS;
+	return c->replies.in_flight < c->qcap && rpcrdma_ep_send_free(c->ep) >= 1;
+}
+
+/* Send-queue entries the reply to the current call may need: a Write per offered segment, the Send. */
+static uint32_t svc_rdma_reply_wrs(const struct svc_rdma_conn *c)
+{
+	return c->hdr.nsegs + 1;
 }
 
 static int svc_rdma_read(struct svc_rdma_conn *c, uint8_t *dst, const struct rpcrdma_segment *seg)
@@ -209,7 +216,7 @@ static int svc_rdma_read(struct svc_rdma_conn *c, uint8_t *dst, const struct rpc
 	return rc;
 }
 
-/* svc_rdma_can_take() made room for every Write of the reply: -ENOBUFS cannot happen. */
+/* svc_rdma_pull_step() made room for every Write of the reply: -ENOBUFS cannot happen. */
 static int svc_rdma_write(struct svc_rdma_conn *c, const uint8_t *src, uint32_t len,
 			  const struct ibv_mr *mr, const struct rpcrdma_segment *seg)
 {
@@ -443,25 +450,33 @@ static int svc_rdma_pull_start(struct svc_rdma_conn *c, const uint8_t *inl, uint
 	return c->rd_mr ? 0 : -ENOMEM;
 }
 
-/* Returns 1 when the call is complete in memory, 0 while its Reads run, or -errno. */
+/*
+ * Returns 1 when the call is complete in memory and its reply has room
+ * in the send queue, 0 while its Reads run or earlier replies' work
+ * requests hold the room (their completions wake us), or -errno.
+ */
 static int svc_rdma_pull_step(struct svc_rdma_conn *c)
 {
 	const struct rpcrdma_header *h = &c->hdr;
 	int rc;
 
-	if (!h->nreads) {
+	if (!c->call && !h->nreads) {
 		c->call = c->inl;
 		c->call_len = c->total;
-		c->pulling = false;
-		return 1;
 	}
-	rc = svc_rdma_pull_reads(c);
-	if (rc <= 0)
-		return rc;
-	svc_rdma_rebuild(h, h->type == RDMA_NOMSG ? c->rd_buf : c->inl, c->msg_len,
-			 c->rd_buf + c->pz_area);
-	c->call = c->rd_buf + c->pz_area;
-	c->call_len = c->total;
+	if (!c->call) {
+		rc = svc_rdma_pull_reads(c);
+		if (rc <= 0)
+			return rc;
+		rpcrdma_mr_dereg(c->rd_mr); /* its remote write access ends with the Reads */
+		c->rd_mr = NULL;
+		svc_rdma_rebuild(h, h->type == RDMA_NOMSG ? c->rd_buf : c->inl, c->msg_len,
+				 c->rd_buf + c->pz_area);
+		c->call = c->rd_buf + c->pz_area;
+		c->call_len = c->total;
+	}
+	if (rpcrdma_ep_send_free(c->ep) < svc_rdma_reply_wrs(c))
+		return 0;
 	c->pulling = false;
 	return 1;
 }
@@ -492,6 +507,8 @@ static void svc_rdma_take_msg(struct svc_rdma_conn *c, const struct rpcrdma_wc *
 		goto drop;
 	if (st != RPCRDMA_HDR_OK || (h->type != RDMA_MSG && h->type != RDMA_NOMSG))
 		goto err_chunk;
+	if (svc_rdma_reply_wrs(c) > rpcrdma_ep_send_depth(c->ep))
+		goto err_chunk; /* more segments than our send queue holds */
 	c->inv = svc_rdma_inv_rkey(c, h, &c->inv_rkey);
 	rc = svc_rdma_pull_start(c, buf + hlen, wc->byte_len - (uint32_t)hlen);
 	if (rc == -EPROTO)
@@ -1165,7 +1182,6 @@ SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_optio
 	if (rpcrdma_options_check(&ls->opts))
 		return svc_rdma_create_fail(ls, EINVAL);
 	rpcrdma_options_ep_params(&ls->opts, &params);
-	params.send_depth += SVC_REPLY_WRS; /* svc_rdma_can_take() keeps this much free */
 	rc = rpcrdma_listener_create(addr, &params, 16, &ls->l);
 	if (rc)
 		return svc_rdma_create_fail(ls, -rc);

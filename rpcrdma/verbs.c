@@ -1069,6 +1069,11 @@ int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms)
 	return 0;
 }
 
+uint32_t rpcrdma_ep_send_depth(const struct rpcrdma_ep *ep)
+{
+	return ep->params.send_depth;
+}
+
 uint32_t rpcrdma_ep_send_free(const struct rpcrdma_ep *ep)
 {
 	return ep->params.send_depth - ep->slots_busy;

@@ -175,6 +175,8 @@ int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms);
 /* True once a DISCONNECTED, DEVICE_REMOVAL or error cm event was seen. */
 bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep);
 
+/* Send-queue work requests outstanding at once (params.send_depth). */
+uint32_t rpcrdma_ep_send_depth(const struct rpcrdma_ep *ep);
 /* Send-queue work requests that can be posted now (send_depth minus those not completed). */
 uint32_t rpcrdma_ep_send_free(const struct rpcrdma_ep *ep);
 
