@@ -326,19 +326,20 @@ out_destroy:
  * the process; it starts at the lowest free page, so it spans page 144
  * unless something else of the process already took pages up to 144.
  */
+/* Read as well as written, so the guards stay reachable (LeakSanitizer). */
+static pthread_mutex_t siw_guard_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ibv_cq *siw_guards[RPCRDMA_SIW_GUARD_MAX];
+
 static void siw_key_guard(struct ibv_context *verbs)
 {
-	/* Read as well as written, so the guards stay reachable (LeakSanitizer). */
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static struct ibv_cq *guards[RPCRDMA_SIW_GUARD_MAX];
 	int i;
 
-	pthread_mutex_lock(&lock);
-	for (i = 0; i < RPCRDMA_SIW_GUARD_MAX && guards[i] && guards[i]->context != verbs; i++)
+	pthread_mutex_lock(&siw_guard_lock);
+	for (i = 0; i < RPCRDMA_SIW_GUARD_MAX && siw_guards[i] && siw_guards[i]->context != verbs; i++)
 		;
-	if (i < RPCRDMA_SIW_GUARD_MAX && !guards[i])
-		guards[i] = ibv_create_cq(verbs, RPCRDMA_SIW_GUARD_CQE, NULL, NULL, 0);
-	pthread_mutex_unlock(&lock);
+	if (i < RPCRDMA_SIW_GUARD_MAX && !siw_guards[i])
+		siw_guards[i] = ibv_create_cq(verbs, RPCRDMA_SIW_GUARD_CQE, NULL, NULL, 0);
+	pthread_mutex_unlock(&siw_guard_lock);
 }
 
 static int ep_query_device(struct rpcrdma_ep *ep)
@@ -468,6 +469,35 @@ static void ep_disconnect(struct rpcrdma_ep *ep)
 static pthread_mutex_t removal_lock = PTHREAD_MUTEX_INITIALIZER;
 static char removal_pending[sizeof(((struct ibv_device *)0)->dev_path)];
 
+/*
+ * The siw key guard of a removed device goes with it: libsiw maps a CQ's
+ * queue from the device's uverbs file, and a mapping holds that file open
+ * after librdmacm has closed its context, so the kernel's removal (which
+ * waits for every uverbs file of the device to be released: siw and rxe
+ * cannot disassociate a context) would wait for the process to exit.
+ * Seen in the test bed: rdma link delete blocked in ib_uverbs_remove_one
+ * while our server's only hold on siw0 was the guard's 257-page mapping
+ * of the deleted uverbs node.  No queue is created on a removed device,
+ * so the guard has nothing left to protect.
+ */
+static void siw_key_guard_drop(struct ibv_context *verbs)
+{
+	int i, last;
+
+	pthread_mutex_lock(&siw_guard_lock);
+	for (i = 0; i < RPCRDMA_SIW_GUARD_MAX && siw_guards[i]; i++) {
+		if (siw_guards[i]->context != verbs)
+			continue;
+		ibv_destroy_cq(siw_guards[i]);
+		for (last = i; last + 1 < RPCRDMA_SIW_GUARD_MAX && siw_guards[last + 1]; last++)
+			;
+		siw_guards[i] = siw_guards[last]; /* keep the array dense: the lookup stops at NULL */
+		siw_guards[last] = NULL;
+		break;
+	}
+	pthread_mutex_unlock(&siw_guard_lock);
+}
+
 static void ep_forget_removed_devices(void)
 {
 	struct ibv_context **list = rdma_get_devices(NULL);
@@ -513,8 +543,10 @@ void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
 		return;
 	if (ep->id && ep->cm_channel)
 		ep_cm_drain(ep); /* a DEVICE_REMOVAL behind the failure that ends us */
-	if (ep->device_removed && ep->id && ep->id->verbs)
+	if (ep->device_removed && ep->id && ep->id->verbs) {
 		snprintf(uverbs_path, sizeof(uverbs_path), "%s", ep->id->verbs->device->dev_path);
+		siw_key_guard_drop(ep->id->verbs);
+	}
 	if (ep->id)
 		ep_disconnect(ep);
 	if (ep->id && ep->id->qp)
