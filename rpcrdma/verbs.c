@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,19 +328,20 @@ out_destroy:
  * the process; it starts at the lowest free page, so it spans page 144
  * unless something else of the process already took pages up to 144.
  */
+/* Read as well as written, so the guards stay reachable (LeakSanitizer). */
+static pthread_mutex_t siw_guard_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ibv_cq *siw_guards[RPCRDMA_SIW_GUARD_MAX];
+
 static void siw_key_guard(struct ibv_context *verbs)
 {
-	/* Read as well as written, so the guards stay reachable (LeakSanitizer). */
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static struct ibv_cq *guards[RPCRDMA_SIW_GUARD_MAX];
 	int i;
 
-	pthread_mutex_lock(&lock);
-	for (i = 0; i < RPCRDMA_SIW_GUARD_MAX && guards[i] && guards[i]->context != verbs; i++)
+	pthread_mutex_lock(&siw_guard_lock);
+	for (i = 0; i < RPCRDMA_SIW_GUARD_MAX && siw_guards[i] && siw_guards[i]->context != verbs; i++)
 		;
-	if (i < RPCRDMA_SIW_GUARD_MAX && !guards[i])
-		guards[i] = ibv_create_cq(verbs, RPCRDMA_SIW_GUARD_CQE, NULL, NULL, 0);
-	pthread_mutex_unlock(&lock);
+	if (i < RPCRDMA_SIW_GUARD_MAX && !siw_guards[i])
+		siw_guards[i] = ibv_create_cq(verbs, RPCRDMA_SIW_GUARD_CQE, NULL, NULL, 0);
+	pthread_mutex_unlock(&siw_guard_lock);
 }
 
 static int ep_query_device(struct rpcrdma_ep *ep)
@@ -450,24 +452,65 @@ static void ep_disconnect(struct rpcrdma_ep *ep)
 
 /*
  * The kernel finishes removing a device (rdma link delete, a driver
- * unload) only when every process has closed it, and on soft-RoCE and
- * soft-iWARP it waits for that without limit.  An endpoint told
- * RDMA_CM_EVENT_DEVICE_REMOVAL gives back its objects when destroyed,
- * but librdmacm keeps its own context of the device open until it
- * re-reads the device list and finds the device gone, which it is only
- * once rdma_cm has let go (after every cm id on the device, ours
- * included, is destroyed) and uverbs has removed the device's node.
- * So: wait a little for that node to vanish, then make librdmacm
- * re-read the list; it closes a vanished device no cm id uses.
- * librdmacm (rdma-core 44) gives up re-reading when no device is left
- * at all: then its context stays open, and the removal waits, until
- * the process exits.
+ * unload) in two steps, each without a time limit on soft-RoCE and
+ * soft-iWARP: rdma_cm waits until every cm id on the device is destroyed
+ * (those of processes it destroys itself once it has queued
+ * RDMA_CM_EVENT_DEVICE_REMOVAL; kernel users such as knfsd must destroy
+ * theirs), then uverbs removes the device's node and waits until every
+ * process has released its files of the device: fds, and mappings of
+ * queues (rxe and siw cannot disassociate a context).  An endpoint told
+ * RDMA_CM_EVENT_DEVICE_REMOVAL gives back its objects when destroyed, but
+ * librdmacm keeps its own context of the device open until it re-reads
+ * the device list and finds the device gone, which it is only once the
+ * node has vanished, and rdma_cm's step can take seconds (knfsd closes a
+ * connection from one of its threads).  So the first endpoint destroyed
+ * after the event hands the node to a watcher thread, which waits for
+ * the node to vanish (checking every EP_REMOVAL_POLL_MS, for up to
+ * EP_REMOVAL_WATCH_MS) and then makes librdmacm re-read the list; it
+ * closes a vanished device no cm id uses, and one still used when its
+ * last cm id goes.  Nothing else of ours has to happen for that, so a
+ * server that accepts no new connection, or a client that makes no new
+ * call, lets go as well.  librdmacm (rdma-core 44) gives up re-reading
+ * when no device is left at all: then its context stays open, and the
+ * removal waits, until the process exits.
  */
-#define EP_REMOVAL_WAIT_MS 3000
+#define EP_REMOVAL_POLL_MS  20
+#define EP_REMOVAL_WATCH_MS (10 * 60 * 1000)
+#define EP_REMOVAL_MAX      8 /* removed devices watched at once */
 
-/* A removed device's node that was still there when we last looked: look again later. */
+/* Nodes of removed devices not yet let go; a watcher thread runs while any is. */
 static pthread_mutex_t removal_lock = PTHREAD_MUTEX_INITIALIZER;
-static char removal_pending[sizeof(((struct ibv_device *)0)->dev_path)];
+static char removal_pending[EP_REMOVAL_MAX][sizeof(((struct ibv_device *)0)->dev_path)];
+static bool removal_watching;
+
+/*
+ * The siw key guard of a removed device goes with it: libsiw maps a CQ's
+ * queue from the device's uverbs file, and a mapping holds that file open
+ * after librdmacm has closed its context, so the kernel's removal (which
+ * waits for every uverbs file of the device to be released: siw and rxe
+ * cannot disassociate a context) would wait for the process to exit.
+ * Seen in the test bed: rdma link delete blocked in ib_uverbs_remove_one
+ * while our server's only hold on siw0 was the guard's 257-page mapping
+ * of the deleted uverbs node.  No queue is created on a removed device,
+ * so the guard has nothing left to protect.
+ */
+static void siw_key_guard_drop(struct ibv_context *verbs)
+{
+	int i, last;
+
+	pthread_mutex_lock(&siw_guard_lock);
+	for (i = 0; i < RPCRDMA_SIW_GUARD_MAX && siw_guards[i]; i++) {
+		if (siw_guards[i]->context != verbs)
+			continue;
+		ibv_destroy_cq(siw_guards[i]);
+		for (last = i; last + 1 < RPCRDMA_SIW_GUARD_MAX && siw_guards[last + 1]; last++)
+			;
+		siw_guards[i] = siw_guards[last]; /* keep the array dense: the lookup stops at NULL */
+		siw_guards[last] = NULL;
+		break;
+	}
+	pthread_mutex_unlock(&siw_guard_lock);
+}
 
 static void ep_forget_removed_devices(void)
 {
@@ -478,32 +521,103 @@ static void ep_forget_removed_devices(void)
 }
 
 /*
- * @uverbs_path: the node of a device that was just removed under an
- * endpoint, or "" to retry an earlier one whose node outlived the wait
- * (another endpoint on the device, ours or another process's, held
- * rdma_cm up).  Every endpoint destroyed later retries, so a client
- * that keeps reconnecting lets go of the device soon after it can.
+ * Drop from the pending list every node that has vanished; true if any
+ * had (the caller then has librdmacm re-read the list).  Called with
+ * removal_lock held.  *@left: how many are still pending.
+ */
+static bool removal_reap(int *left)
+{
+	bool gone = false;
+
+	*left = 0;
+	for (int i = 0; i < EP_REMOVAL_MAX; i++) {
+		if (!removal_pending[i][0])
+			continue;
+		if (access(removal_pending[i], F_OK) != 0) {
+			removal_pending[i][0] = '\0';
+			gone = true;
+		} else {
+			(*left)++;
+		}
+	}
+	return gone;
+}
+
+static void *removal_watch(void *arg)
+{
+	int64_t deadline = now_ms() + EP_REMOVAL_WATCH_MS;
+	bool gone;
+	int left;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&removal_lock);
+		gone = removal_reap(&left);
+		if (!left || now_ms() >= deadline)
+			removal_watching = false; /* what is left is retried at the next destroy */
+		pthread_mutex_unlock(&removal_lock);
+		if (gone)
+			ep_forget_removed_devices();
+		if (!left || now_ms() >= deadline)
+			return NULL;
+		nanosleep(&(struct timespec){ 0, EP_REMOVAL_POLL_MS * 1000000L }, NULL);
+	}
+}
+
+/* Start the watcher with every signal blocked, so the program's signals go to its own threads. */
+static bool removal_watch_start(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	if (pthread_attr_init(&attr))
+		return false;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&t, &attr, removal_watch, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return rc == 0;
+}
+
+/*
+ * @uverbs_path: the node of a device just removed under an endpoint, or
+ * "" when an endpoint without that event is destroyed.  Either way,
+ * devices whose node has vanished are let go at once; a new node still
+ * there is watched.  Should the watcher be missing (it could not start,
+ * or gave up), every later destroy still retries.
  */
 static void ep_release_removed_device(const char *uverbs_path)
 {
-	int64_t deadline = now_ms() + EP_REMOVAL_WAIT_MS;
-	char path[sizeof(removal_pending)];
+	bool gone, watch = false;
+	int i, left, free_slot = -1;
 
 	pthread_mutex_lock(&removal_lock);
-	snprintf(path, sizeof(path), "%s", uverbs_path[0] ? uverbs_path : removal_pending);
-	removal_pending[0] = '\0';
-	pthread_mutex_unlock(&removal_lock);
-	if (!path[0])
-		return;
-	while (uverbs_path[0] && access(path, F_OK) == 0 && now_ms() < deadline)
-		nanosleep(&(struct timespec){ 0, 20 * 1000000L }, NULL);
-	if (access(path, F_OK) == 0) {
-		pthread_mutex_lock(&removal_lock);
-		snprintf(removal_pending, sizeof(removal_pending), "%s", path);
-		pthread_mutex_unlock(&removal_lock);
-		return;
+	if (uverbs_path[0]) {
+		for (i = 0; i < EP_REMOVAL_MAX; i++) {
+			if (!strcmp(removal_pending[i], uverbs_path))
+				break;
+			if (free_slot < 0 && !removal_pending[i][0])
+				free_slot = i;
+		}
+		if (i == EP_REMOVAL_MAX && free_slot >= 0)
+			snprintf(removal_pending[free_slot], sizeof(removal_pending[free_slot]), "%s",
+				 uverbs_path);
 	}
-	ep_forget_removed_devices();
+	gone = removal_reap(&left);
+	if (left && !removal_watching)
+		watch = removal_watching = true;
+	pthread_mutex_unlock(&removal_lock);
+	if (gone)
+		ep_forget_removed_devices();
+	if (watch && !removal_watch_start()) {
+		pthread_mutex_lock(&removal_lock);
+		removal_watching = false;
+		pthread_mutex_unlock(&removal_lock);
+	}
 }
 
 void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
@@ -514,8 +628,10 @@ void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
 		return;
 	if (ep->id && ep->cm_channel)
 		ep_cm_drain(ep); /* a DEVICE_REMOVAL behind the failure that ends us */
-	if (ep->device_removed && ep->id && ep->id->verbs)
+	if (ep->device_removed && ep->id && ep->id->verbs) {
 		snprintf(uverbs_path, sizeof(uverbs_path), "%s", ep->id->verbs->device->dev_path);
+		siw_key_guard_drop(ep->id->verbs);
+	}
 	if (ep->id && !ep->stopped)
 		ep_disconnect(ep);
 	if (ep->id && ep->id->qp)
