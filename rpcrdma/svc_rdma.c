@@ -35,7 +35,8 @@
  * (reply_buffers.c), its Writes and Send are posted and xp_reply()
  * returns, and the buffer is reused when the Send completes.  A message
  * is taken from the queue only when a reply buffer may be added (at most
- * one per credit) and a Send can be posted; a call is dispatched only
+ * SVC_REPLIES_MAX in flight: with SVC_REPLY_KEEP kept idle, a connection's
+ * buffers stop growing once its load is steady) and a Send can be posted; a call is dispatched only
  * when the send queue has room for every Write its chunks allow and the
  * Send (a call offering more segments than the queue holds is answered
  * ERR_CHUNK).  Otherwise the connection waits, idle, for completions.
@@ -63,6 +64,7 @@
 #define SVC_RDMA_MAX_ULBS 8
 #define SVC_WC_BATCH      16
 #define SVC_REPLY_KEEP    (256u << 10)            /* idle reply buffers kept per connection */
+#define SVC_REPLIES_MAX   8u                      /* replies in flight per connection */
 
 struct svc_rdma_ulbs {
 	size_t n;
@@ -194,7 +196,7 @@ static int svc_rdma_poll_all(struct svc_rdma_conn *c)
 /* A message may be taken: its answer will find a buffer and room for its Send. */
 static bool svc_rdma_can_take(const struct svc_rdma_conn *c)
 {
-	return c->replies.in_flight < c->qcap && rpcrdma_ep_send_free(c->ep) >= 1;
+	return c->replies.in_flight < SVC_REPLIES_MAX && rpcrdma_ep_send_free(c->ep) >= 1;
 }
 
 /* Send-queue entries the reply to the current call may need: a Write per offered segment, the Send. */
