@@ -13,14 +13,19 @@
 
 void rpcrdma_replybufs_init(struct rpcrdma_replybufs *rb, struct ibv_pd *pd, uint64_t keep_bytes)
 {
-	*rb = (struct rpcrdma_replybufs){ .pd = pd, .keep_bytes = keep_bytes };
+	*rb = (struct rpcrdma_replybufs){
+		.pd = pd,
+		.ops = { .reg = rpcrdma_mr_reg, .dereg = rpcrdma_mr_dereg },
+		.keep_bytes = keep_bytes,
+	};
 }
 
-static void replybuf_free(struct rpcrdma_replybuf *b)
+static void replybuf_free(struct rpcrdma_replybufs *rb, struct rpcrdma_replybuf *b)
 {
 	if (!b)
 		return;
-	rpcrdma_mr_dereg(b->mr);
+	if (b->mr)
+		rb->ops.dereg(b->mr);
 	free(b->addr);
 	free(b);
 }
@@ -46,14 +51,14 @@ static int replybuf_alloc(struct rpcrdma_replybufs *rb, uint32_t len, struct rpc
 	b->cap = replybuf_size(len);
 	if (posix_memalign((void **)&b->addr, REPLYBUF_ALIGN, b->cap)) {
 		b->addr = NULL;
-		replybuf_free(b);
+		replybuf_free(rb, b);
 		return -ENOMEM;
 	}
-	b->mr = rpcrdma_mr_reg(rb->pd, b->addr, b->cap, 0);
+	b->mr = rb->ops.reg(rb->pd, b->addr, b->cap, 0);
 	if (!b->mr) {
-		int rc = -errno;
+		int rc = errno ? -errno : -ENOMEM;
 
-		replybuf_free(b);
+		replybuf_free(rb, b);
 		return rc;
 	}
 	*out = b;
@@ -83,7 +88,7 @@ void rpcrdma_replybufs_put(struct rpcrdma_replybufs *rb, struct rpcrdma_replybuf
 	if (!b)
 		return;
 	if (rb->idle && rb->idle_bytes + b->cap > rb->keep_bytes) {
-		replybuf_free(b);
+		replybuf_free(rb, b);
 		return;
 	}
 	while (*pp && (*pp)->cap < b->cap)
@@ -118,20 +123,20 @@ int rpcrdma_replybufs_complete(struct rpcrdma_replybufs *rb, uint64_t wr_id)
 	return 0;
 }
 
-static void replybuf_free_list(struct rpcrdma_replybuf *b)
+static void replybuf_free_list(struct rpcrdma_replybufs *rb, struct rpcrdma_replybuf *b)
 {
 	while (b) {
 		struct rpcrdma_replybuf *next = b->next;
 
-		replybuf_free(b);
+		replybuf_free(rb, b);
 		b = next;
 	}
 }
 
 void rpcrdma_replybufs_destroy(struct rpcrdma_replybufs *rb)
 {
-	replybuf_free_list(rb->idle);
-	replybuf_free_list(rb->head);
+	replybuf_free_list(rb, rb->idle);
+	replybuf_free_list(rb, rb->head);
 	rb->idle = rb->head = rb->tail = NULL;
 	rb->idle_bytes = 0;
 	rb->in_flight = 0;

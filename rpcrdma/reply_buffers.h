@@ -26,14 +26,22 @@ struct rpcrdma_replybuf {
 	struct rpcrdma_replybuf *next;
 };
 
+/* How buffers are registered: rpcrdma_mr_reg/rpcrdma_mr_dereg (unit tests count calls). */
+struct rpcrdma_replybuf_reg {
+	struct ibv_mr *(*reg)(struct ibv_pd *pd, const void *addr, size_t len, int access);
+	void (*dereg)(struct ibv_mr *mr);
+};
+
 struct rpcrdma_replybufs {
 	struct ibv_pd *pd;
+	struct rpcrdma_replybuf_reg ops;
 	uint64_t keep_bytes, idle_bytes;
 	struct rpcrdma_replybuf *idle;            /* sorted by cap */
 	struct rpcrdma_replybuf *head, *tail;     /* posted, oldest first */
 	uint32_t in_flight;
 };
 
+/* Registers with rpcrdma_mr_reg on @pd; keeps up to @keep_bytes idle (and always one buffer). */
 void rpcrdma_replybufs_init(struct rpcrdma_replybufs *rb, struct ibv_pd *pd, uint64_t keep_bytes);
 
 /*
