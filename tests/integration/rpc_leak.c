@@ -170,6 +170,35 @@ static bool cycle(const struct sockaddr *addr, const struct rpcrdma_options *o, 
 	return st == RPC_SUCCESS;
 }
 
+/*
+ * The counts prove something only if they see a connection's objects:
+ * with one CLIENT connected (after a NULL call), each kind must count
+ * more than in @base, taken with none.
+ */
+static bool counts_see_connection(const struct sockaddr *addr, const struct rpcrdma_options *o,
+				  const struct holdings *base)
+{
+	CLIENT *cl = clnt_rdma_tli_create(addr, RDMATEST_PROG, RDMATEST_V1, o);
+	struct holdings during;
+	bool ok = true;
+
+	if (!cl || rdmatest_call_null(cl, call_tv) != RPC_SUCCESS) {
+		fprintf(stderr, "%s: the counting probe could not connect or call\n", PROG);
+		if (cl)
+			clnt_destroy(cl);
+		return false;
+	}
+	hold_count(getpid(), &during);
+	clnt_destroy(cl);
+	printf("%s: with one CLIENT connected:", PROG);
+	for (int k = 0; k < NKINDS; k++) {
+		printf(" %s %d (%+d)", res_kinds[k], during.res[k], during.res[k] - base->res[k]);
+		ok = ok && during.res[k] > base->res[k];
+	}
+	printf("%s\n", ok ? "" : ": `rdma resource show` misses a kind: its count proves nothing");
+	return ok;
+}
+
 /* ---- main ------------------------------------------------------------------------------ */
 
 /* LeakSanitizer's verdict on this process's heap now: "0", "SOME" or "not checked". */
@@ -265,7 +294,8 @@ int main(int argc, char **argv)
 	t0 = rdmatest_now();
 	failed += !cycle((struct sockaddr *)&ss, &o, 0, buf);
 	hold_count(getpid(), &mine_first);
-	ok = server_idle(&server, &server_first);
+	ok = counts_see_connection((struct sockaddr *)&ss, &o, &mine_first);
+	ok = server_idle(&server, &server_first) && ok;
 	for (unsigned long i = 1; i < cycles; i++) {
 		failed += !cycle((struct sockaddr *)&ss, &o, (uint32_t)i, buf);
 		if ((i + 1) % 1000 == 0) {
