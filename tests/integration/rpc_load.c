@@ -434,7 +434,9 @@ static void watch_run(pid_t server, unsigned int seconds, double t0, struct rss_
 		while (rdmatest_now() < t0 + s)
 			usleep(100000);
 		kib = rdmatest_rss_kib(server);
-		printf("%s: %3u s: server RSS %ld KiB\n", PROG, s, kib);
+		printf("%s: %3u s: server RSS %ld KiB (anon %ld, file %ld, shmem %ld)\n", PROG, s, kib,
+		       rdmatest_status_kib(server, "RssAnon"), rdmatest_status_kib(server, "RssFile"),
+		       rdmatest_status_kib(server, "RssShmem"));
 		fflush(stdout);
 		if (kib > w->max)
 			w->max = kib;

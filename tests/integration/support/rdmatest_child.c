@@ -23,9 +23,10 @@
 
 /* ---- probes --------------------------------------------------------------------------- */
 
-long rdmatest_rss_kib(pid_t pid)
+long rdmatest_status_kib(pid_t pid, const char *field)
 {
 	char path[64], line[256];
+	size_t n = strlen(field);
 	long kib = -1;
 	FILE *f;
 
@@ -34,10 +35,15 @@ long rdmatest_rss_kib(pid_t pid)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+		if (!strncmp(line, field, n) && line[n] == ':' && sscanf(line + n + 1, "%ld", &kib) == 1)
 			break;
 	fclose(f);
 	return kib;
+}
+
+long rdmatest_rss_kib(pid_t pid)
+{
+	return rdmatest_status_kib(pid, "VmRSS");
 }
 
 int rdmatest_fd_count(pid_t pid)

@@ -50,6 +50,8 @@ bool rdmatest_child_drain(struct rdmatest_child *c, int timeout_s, unsigned int 
  */
 int rdmatest_child_stop(const char *prog, struct rdmatest_child *c);
 
+/* Field @field ("RssAnon", ...) of /proc/PID/status in KiB, or -1. */
+long rdmatest_status_kib(pid_t pid, const char *field);
 /* VmRSS of @pid in KiB (/proc/PID/status), or -1. */
 long rdmatest_rss_kib(pid_t pid);
 
