@@ -489,10 +489,15 @@ static bool clnt_rdma_grow_reply(struct clnt_rdma_call *c)
 	return true;
 }
 
-/* A reconnect for a resent call failed: pause, then try again while time is left. */
-static bool clnt_rdma_reconnect_pause(struct rpcrdma_clnt *ct, int rc, int64_t deadline)
+/*
+ * A reconnect for a resent call failed: pause, then try again while the
+ * call's time is left.  A connect attempt that timed out is tried again
+ * too: a server being restarted can accept the transport connection and
+ * never answer it (knfsd while `rpc.nfsd 0` runs, on siw).
+ */
+static bool clnt_rdma_reconnect_pause(struct rpcrdma_clnt *ct, int64_t deadline)
 {
-	if (rc == -ETIMEDOUT || clnt_rdma_now_ms() + CLNT_RECONNECT_PAUSE_MS >= deadline)
+	if (clnt_rdma_now_ms() + CLNT_RECONNECT_PAUSE_MS >= deadline)
 		return false;
 	pthread_mutex_unlock(&ct->lock);
 	nanosleep(&(struct timespec){ 0, CLNT_RECONNECT_PAUSE_MS * 1000000L }, NULL);
@@ -512,7 +517,7 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 		memset(&c->err, 0, sizeof(c->err));
 		c->conn_lost = c->sent = c->err_chunk = false;
 		rc = clnt_conn_attach(ct, c, deadline);
-		if (rc && resending && clnt_rdma_reconnect_pause(ct, rc, deadline))
+		if (rc && resending && clnt_rdma_reconnect_pause(ct, deadline))
 			continue;
 		if (rc)
 			return clnt_rdma_attach_fail(c, rc);
