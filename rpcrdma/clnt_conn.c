@@ -373,15 +373,10 @@ static void conn_take_wc(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
 static void conn_progress(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 {
 	struct rpcrdma_wc wc[CONN_WC_BATCH];
-	int n, rc;
+	int n;
 
 	if (cn->dead)
 		return;
-	rc = rpcrdma_ep_wait(cn->ep, 0);
-	if (rc < 0) {
-		clnt_conn_kill(ct, cn, -rc);
-		return;
-	}
 	do {
 		n = rpcrdma_ep_poll(cn->ep, wc, CONN_WC_BATCH);
 		if (n < 0) {
@@ -393,7 +388,11 @@ static void conn_progress(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 	} while (n == CONN_WC_BATCH && !cn->dead);
 }
 
-/* Sleep without the lock until the completion or cm channel has news. */
+/*
+ * Sleep without the lock until the completion or cm channel has news.
+ * rdma_cm events (a disconnect: rxe flushes nothing until the queue pair
+ * is destroyed) are handled here, only when their channel has some.
+ */
 static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t deadline)
 {
 	struct pollfd pfd[2] = {
@@ -401,12 +400,18 @@ static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64
 		{ .fd = rpcrdma_ep_cm_fd(cn->ep), .events = POLLIN },
 	};
 	int64_t left = deadline - clnt_rdma_now_ms();
+	int n, rc;
 
 	if (left <= 0)
 		return;
 	pthread_mutex_unlock(&ct->lock);
-	(void)poll(pfd, 2, left > 1000 ? 1000 : (int)left);
+	n = poll(pfd, 2, left > 1000 ? 1000 : (int)left);
 	pthread_mutex_lock(&ct->lock);
+	if (n > 0 && pfd[1].revents && !cn->dead) {
+		rc = rpcrdma_ep_wait(cn->ep, 0);
+		if (rc < 0)
+			clnt_conn_kill(ct, cn, -rc);
+	}
 }
 
 /* The poller left: wake one waiting call to take over. */
