@@ -163,7 +163,8 @@ int rpcrdma_ep_fd(const struct rpcrdma_ep *ep);
 int rpcrdma_ep_cm_fd(const struct rpcrdma_ep *ep);
 /*
  * rpcrdma_ep_poll - collect up to @max completions without blocking
- * (consume the channel event, re-arm, poll, ack).  Returns the count.
+ * (consume the channel event, re-arm once it was consumed, poll, ack).
+ * Returns the count.
  */
 int rpcrdma_ep_poll(struct rpcrdma_ep *ep, struct rpcrdma_wc *wc, int max);
 /*
