@@ -3,20 +3,25 @@
  * rdma_cm channel (xp_recv accepts, like svc_vc's rendezvous) and one
  * connection transport per client whose xp_fd is an epoll set of the
  * endpoint's completion channel and its own rdma_cm channel, so
- * libtirpc's svc_run() serves both, and a disconnect wakes it even on
- * a provider that flushes nothing until we tear the QP down (rxe): the
+ * libtirpc's svc_run() serves both, and a disconnect wakes it even on a
+ * provider that flushes nothing until we tear the QP down (rxe): the
  * connection is then destroyed by svc_run() (XPRT_DIED).
  *
- * A connection's xp_recv takes the next received message, validates
- * its transport header (a bad version is answered ERR_VERS, anything
- * else malformed ERR_CHUNK), pulls read chunks with RDMA Read into one
- * registered buffer and rebuilds the complete call there, and decodes
- * the RPC call header.  xp_reply marshals the reply through the
- * chunk-aware XDR stream with the registered binding's result mask,
- * plans it against the chunks the call offered (rpcrdma_plan_reply),
- * RDMA Writes DDP results into the write chunks and, for a long reply,
- * the reply into the reply chunk, and Sends the transport header (and
- * the inline reply).  It never writes outside an offered segment.
+ * A connection's xp_recv takes received messages, validates each
+ * transport header (a bad version is answered ERR_VERS, anything else
+ * malformed ERR_CHUNK), pulls read chunks with RDMA Read into one
+ * registered buffer per call and rebuilds the complete call there, and
+ * decodes the RPC call header of the oldest call once it is complete.
+ * Several calls are taken at once (SVC_CALLS_MAX, and no more while
+ * their Read sinks hold SVC_RD_BYTES), so their Reads run together
+ * within the read depth; each Read's wr_id names its call, and calls
+ * are dispatched in the order they arrived.  xp_reply marshals the reply
+ * through the chunk-aware XDR stream with the registered binding's
+ * result mask, plans it against the chunks the call offered
+ * (rpcrdma_plan_reply), RDMA Writes DDP results into the write chunks
+ * and, for a long reply, the reply into the reply chunk, and Sends the
+ * transport header (and the inline reply).  It never writes outside an
+ * offered segment.
  *
  * Calls to the Connection Configuration Protocol (RFC 5666 section 6,
  * program 100417) are answered here, on every connection, before
@@ -28,18 +33,20 @@
  * xp_stat() reports XPRT_MOREREQS, so none is stranded behind a
  * completion channel event already consumed.
  *
- * Nothing waits for the peer, so one slow or hostile client cannot stall
- * the single svc_run() thread and with it every other connection: a
- * call's RDMA Reads are posted and xp_recv() returns, to go on when they
- * complete; a reply is copied into a registered reply buffer
+ * Nothing waits for the peer, so one slow or hostile client cannot
+ * stall the single svc_run() thread and with it every other connection:
+ * a call's RDMA Reads are posted and xp_recv() returns, to go on when
+ * they complete; a reply is copied into a registered reply buffer
  * (reply_buffers.c), its Writes and Send are posted and xp_reply()
  * returns, and the buffer is reused when the Send completes.  A message
- * is taken from the queue only when a reply buffer may be added (at most
- * SVC_REPLIES_MAX in flight: with SVC_REPLY_KEEP kept idle, a connection's
- * buffers stop growing once its load is steady) and a Send can be posted; a call is dispatched only
- * when the send queue has room for every Write its chunks allow and the
- * Send (a call offering more segments than the queue holds is answered
- * ERR_CHUNK).  Otherwise the connection waits, idle, for completions.
+ * is taken from the queue only when a reply buffer may be added for it
+ * (replies in flight and calls taken together at most SVC_REPLIES_MAX:
+ * with SVC_REPLY_KEEP kept idle, a connection's buffers stop growing
+ * once its load is steady) and a Send can be posted; a call is
+ * dispatched only when the send queue has room for every Write its
+ * chunks allow and the Send (a call offering more segments than the
+ * queue holds is answered ERR_CHUNK).  Otherwise the connection waits,
+ * idle, for completions.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -65,6 +72,8 @@
 #define SVC_WC_BATCH      16
 #define SVC_REPLY_KEEP    (256u << 10)            /* idle reply buffers kept per connection */
 #define SVC_REPLIES_MAX   8u                      /* replies in flight per connection */
+#define SVC_CALLS_MAX     SVC_REPLIES_MAX         /* calls taken (assembled or served) per connection */
+#define SVC_RD_BYTES      (2u << 20)              /* Read-sink bytes before taking no more calls */
 
 struct svc_rdma_ulbs {
 	size_t n;
@@ -85,6 +94,28 @@ struct svc_rdma_listener {
 	char netid[8];
 };
 
+/* One received call, from its message to its reply. */
+struct svc_rdma_call {
+	struct rpcrdma_header hdr;
+	uint32_t recv_index;       /* its receive buffer, posted again when the call ends */
+	bool have_recv;
+	bool inv;                  /* its reply Send invalidates inv_rkey */
+	uint32_t inv_rkey;
+	const uint8_t *inl;        /* the received message's bytes after the header */
+	uint32_t pull_next;        /* the next read segment to post */
+	uint32_t pull_at, pull_pos;
+	uint32_t reads_pending;    /* its RDMA Reads posted, not completed */
+	uint32_t pz_area, msg_len, total;
+	uint8_t *rd_buf;           /* the Read sink: position-zero area, then the rebuilt call */
+	size_t rd_len;
+	struct ibv_mr *rd_mr;
+	const uint8_t *call;       /* the complete call, once assembled */
+	uint32_t call_len, args_off;
+	rpcprog_t prog;
+	rpcvers_t vers;
+	rpcproc_t proc;
+};
+
 struct svc_rdma_conn {
 	SVCXPRT xprt;
 	SVCXPRT_EXT ext;
@@ -98,7 +129,7 @@ struct svc_rdma_conn {
 	bool dead;
 	bool more;                 /* the last poll filled its batch */
 	bool blocked;              /* xp_recv waits for completions: Reads, or room for a reply */
-	struct rpcrdma_wc *queue;  /* receives not yet served */
+	struct rpcrdma_wc *queue;  /* receives not yet taken */
 	uint32_t qhead, qcount, qcap;
 	uint32_t reads_pending;    /* RDMA Reads posted, not completed */
 	uint32_t max_reads;        /* RDMA Reads we may have outstanding: ORD, or less after CCP */
@@ -106,24 +137,11 @@ struct svc_rdma_conn {
 	uint32_t send_cap;         /* transport header and inline reply */
 	struct rpcrdma_replybufs replies;
 	uint8_t *stage;            /* reply marshalling, max_rpc_size */
-	/* the call being served */
-	struct rpcrdma_header hdr;
-	bool in_call, have_recv;
-	bool pulling;              /* its read chunks are being pulled */
-	uint32_t pull_next;        /* the next read segment to post */
-	uint32_t pull_at, pull_pos;
-	uint32_t pz_area, msg_len, total;
-	const uint8_t *inl;        /* the received message's bytes after the header */
-	bool inv;                  /* its reply Send invalidates inv_rkey */
-	uint32_t inv_rkey;
-	uint32_t recv_index;
-	const uint8_t *call;
-	uint32_t call_len, args_off;
-	uint8_t *rd_buf;
-	struct ibv_mr *rd_mr;
-	rpcprog_t prog;
-	rpcvers_t vers;
-	rpcproc_t proc;
+	/* calls taken, oldest first: assembled together, dispatched in order */
+	struct svc_rdma_call *calls; /* SVC_CALLS_MAX */
+	uint32_t chead, ccount;
+	uint64_t rd_bytes;         /* the calls' Read sinks */
+	bool in_call;              /* the oldest call is dispatched */
 	struct svc_rdma_reply *reply; /* the reply being built */
 };
 
@@ -133,6 +151,11 @@ static const struct xp_ops svc_rdma_listener_ops;
 static struct svc_rdma_conn *conn_of(SVCXPRT *xprt)
 {
 	return (struct svc_rdma_conn *)xprt->xp_p1;
+}
+
+static struct svc_rdma_call *svc_rdma_oldest(struct svc_rdma_conn *c)
+{
+	return &c->calls[c->chead];
 }
 
 static bool_t svc_rdma_control(SVCXPRT *xprt, const u_int rq, void *in)
@@ -147,10 +170,21 @@ static const struct xp_ops2 svc_rdma_ops2 = { .xp_control = svc_rdma_control };
 
 /* ---- completions ------------------------------------------------------------------ */
 
+/* A Read posted for the call in slot @slot completed (or was flushed). */
+static void svc_rdma_read_done(struct svc_rdma_conn *c, uint64_t slot)
+{
+	if (slot >= SVC_CALLS_MAX || !c->calls[slot].reads_pending) {
+		c->dead = true; /* not one of ours: cannot happen */
+		return;
+	}
+	c->calls[slot].reads_pending--;
+	c->reads_pending--;
+}
+
 static void svc_rdma_take_wc(struct svc_rdma_conn *c, const struct rpcrdma_wc *wc)
 {
-	if (wc->kind == RPCRDMA_WC_READ && c->reads_pending)
-		c->reads_pending--;
+	if (wc->kind == RPCRDMA_WC_READ)
+		svc_rdma_read_done(c, wc->wr_id);
 	if (wc->kind == RPCRDMA_WC_SEND && rpcrdma_replybufs_complete(&c->replies, wc->wr_id))
 		c->dead = true;
 	if (wc->status != IBV_WC_SUCCESS) {
@@ -193,32 +227,41 @@ static int svc_rdma_poll_all(struct svc_rdma_conn *c)
 	return 0;
 }
 
-/* A message may be taken: its answer will find a buffer and room for its Send. */
+/*
+ * A message may be taken: a call slot is free, its answer will find a
+ * buffer (every call taken may need one) and room for its Send, and
+ * the calls taken do not hold too many Read-sink bytes already.
+ */
 static bool svc_rdma_can_take(const struct svc_rdma_conn *c)
 {
-	return c->replies.in_flight < SVC_REPLIES_MAX && rpcrdma_ep_send_free(c->ep) >= 1;
+	return c->replies.in_flight + c->ccount < SVC_REPLIES_MAX &&
+	       rpcrdma_ep_send_free(c->ep) >= 1 && (!c->ccount || c->rd_bytes < SVC_RD_BYTES);
 }
 
-/* Send-queue entries the reply to the current call may need: a Write per offered segment, the Send. */
-static uint32_t svc_rdma_reply_wrs(const struct svc_rdma_conn *c)
+/* Send-queue entries the reply to @cl may need: a Write per offered segment, the Send. */
+static uint32_t svc_rdma_reply_wrs(const struct svc_rdma_call *cl)
 {
-	return c->hdr.nsegs + 1;
+	return cl->hdr.nsegs + 1;
 }
 
-static int svc_rdma_read(struct svc_rdma_conn *c, uint8_t *dst, const struct rpcrdma_segment *seg)
+static int svc_rdma_read(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint8_t *dst,
+			 const struct rpcrdma_segment *seg)
 {
-	struct ibv_sge sge = { (uintptr_t)dst, seg->length, c->rd_mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)dst, seg->length, cl->rd_mr->lkey };
 	int rc;
 
 	if (!seg->length)
 		return 0;
-	rc = rpcrdma_ep_post_read(c->ep, &sge, 1, seg->offset, seg->handle, 0);
-	if (!rc)
+	rc = rpcrdma_ep_post_read(c->ep, &sge, 1, seg->offset, seg->handle,
+				  (uint64_t)(cl - c->calls));
+	if (!rc) {
+		cl->reads_pending++;
 		c->reads_pending++;
+	}
 	return rc;
 }
 
-/* svc_rdma_pull_step() made room for every Write of the reply: -ENOBUFS cannot happen. */
+/* svc_rdma_call_ready() made room for every Write of the reply: -ENOBUFS cannot happen. */
 static int svc_rdma_write(struct svc_rdma_conn *c, const uint8_t *src, uint32_t len,
 			  const struct ibv_mr *mr, const struct rpcrdma_segment *seg)
 {
@@ -229,19 +272,20 @@ static int svc_rdma_write(struct svc_rdma_conn *c, const uint8_t *src, uint32_t 
 }
 
 /*
- * The one Send that answers the current message, from @b; With
- * Invalidate when svc_rdma_inv_rkey allowed.  @b waits for the Send's
- * completion; when the Send cannot be posted the connection dies and
- * @b is freed after the QP.
+ * The one Send that answers @cl, from @b; With Invalidate when
+ * svc_rdma_inv_rkey allowed.  @b waits for the Send's completion; when
+ * the Send cannot be posted the connection dies and @b is freed after
+ * the QP.
  */
-static int svc_rdma_send(struct svc_rdma_conn *c, struct rpcrdma_replybuf *b, uint32_t len)
+static int svc_rdma_send(struct svc_rdma_conn *c, struct rpcrdma_replybuf *b, uint32_t len,
+			 struct svc_rdma_call *cl)
 {
 	struct ibv_sge sge = { (uintptr_t)b->addr, len, b->mr->lkey };
-	bool inv = c->inv;
+	bool inv = cl->inv;
 	int rc;
 
-	c->inv = false;
-	rc = rpcrdma_ep_post_send(c->ep, &sge, 1, (uint64_t)(uintptr_t)b, inv, c->inv_rkey);
+	cl->inv = false;
+	rc = rpcrdma_ep_post_send(c->ep, &sge, 1, (uint64_t)(uintptr_t)b, inv, cl->inv_rkey);
 	rpcrdma_replybufs_posted(&c->replies, b); /* Writes before it may read it: freed with the QP */
 	if (rc) {
 		c->dead = true;
@@ -250,7 +294,7 @@ static int svc_rdma_send(struct svc_rdma_conn *c, struct rpcrdma_replybuf *b, ui
 	return 0;
 }
 
-/* ---- the call being served --------------------------------------------------------- */
+/* ---- the calls taken ---------------------------------------------------------------- */
 
 static bool svc_rdma_same_rkey(uint32_t handle, bool *found, uint32_t *rkey)
 {
@@ -284,29 +328,38 @@ static bool svc_rdma_inv_rkey(const struct svc_rdma_conn *c, const struct rpcrdm
 	return found;
 }
 
-/* Free the current call's read buffer; no Read may still be writing it. */
-static void svc_rdma_call_release(struct svc_rdma_conn *c)
+/* Free @cl's Read sink; no Read may still be writing it. */
+static void svc_rdma_call_release(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 {
-	rpcrdma_mr_dereg(c->rd_mr);
-	free(c->rd_buf);
-	c->rd_mr = NULL;
-	c->rd_buf = NULL;
-	c->call = NULL;
-	c->in_call = false;
-	c->pulling = false;
+	rpcrdma_mr_dereg(cl->rd_mr);
+	free(cl->rd_buf);
+	c->rd_bytes -= cl->rd_len;
+	cl->rd_len = 0;
+	cl->rd_mr = NULL;
+	cl->rd_buf = NULL;
+	cl->call = NULL;
 }
 
-/* Free what the current call holds and give its receive back. */
-static void svc_rdma_call_end(struct svc_rdma_conn *c)
+/* Free what @cl holds and give its receive back; again is harmless. */
+static void svc_rdma_call_end(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 {
-	svc_rdma_call_release(c);
-	if (c->have_recv) {
-		c->have_recv = false;
-		if (rpcrdma_ep_repost_recv(c->ep, c->recv_index))
+	svc_rdma_call_release(c, cl);
+	if (cl->have_recv) {
+		cl->have_recv = false;
+		if (rpcrdma_ep_repost_recv(c->ep, cl->recv_index))
 			c->dead = true;
 		else
 			rpcrdma_credits_server_posted(&c->credits, 1);
 	}
+}
+
+/* The oldest call is answered (or was dispatched and left): end it, the next becomes the oldest. */
+static void svc_rdma_oldest_done(struct svc_rdma_conn *c)
+{
+	svc_rdma_call_end(c, svc_rdma_oldest(c));
+	c->chead = (c->chead + 1) % SVC_CALLS_MAX;
+	c->ccount--;
+	c->in_call = false;
 }
 
 static uint32_t svc_rdma_grant(const struct svc_rdma_conn *c, uint32_t requested)
@@ -317,15 +370,15 @@ static uint32_t svc_rdma_grant(const struct svc_rdma_conn *c, uint32_t requested
 	return grant;
 }
 
-/* Answer RDMA_ERROR (ERR_VERS or ERR_CHUNK) for @xid and end the call. */
-static void svc_rdma_send_error(struct svc_rdma_conn *c, uint32_t xid, uint32_t requested,
-				enum rpcrdma_errcode err)
+/* Answer RDMA_ERROR (ERR_VERS or ERR_CHUNK) for @xid and end @cl (no Read of it outstanding). */
+static void svc_rdma_send_error(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint32_t xid,
+				uint32_t requested, enum rpcrdma_errcode err)
 {
-	struct rpcrdma_header *h = &c->hdr;
+	struct rpcrdma_header *h = &cl->hdr;
 	struct rpcrdma_replybuf *b;
 	size_t len;
 
-	svc_rdma_call_end(c);
+	svc_rdma_call_end(c, cl);
 	if (err == ERR_VERS)
 		rpcrdma_header_init_err_vers(h, xid, svc_rdma_grant(c, requested));
 	else
@@ -335,7 +388,7 @@ static void svc_rdma_send_error(struct svc_rdma_conn *c, uint32_t xid, uint32_t 
 		return;
 	}
 	if (rpcrdma_header_encode(h, b->addr, c->send_cap, &len) == RPCRDMA_HDR_OK)
-		svc_rdma_send(c, b, (uint32_t)len);
+		svc_rdma_send(c, b, (uint32_t)len, cl);
 	else
 		rpcrdma_replybufs_put(&c->replies, b);
 }
@@ -356,39 +409,57 @@ static uint64_t svc_rdma_data_bytes(const struct rpcrdma_header *h, uint32_t fir
 	return total;
 }
 
-/* Where read segment @r lands in c->rd_buf: position-zero segments in turn, data chunks at their position. */
-static uint8_t *svc_rdma_read_dst(struct svc_rdma_conn *c, const struct rpcrdma_read_segment *r)
+/* Where read segment @r lands in cl->rd_buf: position-zero segments in turn, data chunks at their position. */
+static uint8_t *svc_rdma_read_dst(struct svc_rdma_call *cl, const struct rpcrdma_read_segment *r)
 {
 	if (!r->position)
-		return c->rd_buf + c->pull_at;
-	if (r->position != c->pull_pos) {
-		c->pull_pos = r->position;
-		c->pull_at = r->position;
+		return cl->rd_buf + cl->pull_at;
+	if (r->position != cl->pull_pos) {
+		cl->pull_pos = r->position;
+		cl->pull_at = r->position;
 	}
-	return c->rd_buf + c->pz_area + c->pull_at;
+	return cl->rd_buf + cl->pz_area + cl->pull_at;
 }
 
 /*
- * Post the Reads the read depth and the send queue allow.  Returns 1
- * when every Read has completed, 0 while some are outstanding or not
- * yet posted (their completions wake us), or -errno.
+ * Post @cl's Reads the read depth and the send queue allow.  Returns 0
+ * or -errno from posting (the connection is broken).
  */
-static int svc_rdma_pull_reads(struct svc_rdma_conn *c)
+static int svc_rdma_pull_reads(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 {
-	const struct rpcrdma_header *h = &c->hdr;
+	const struct rpcrdma_header *h = &cl->hdr;
 
-	while (c->pull_next < h->nreads && c->reads_pending < c->max_reads) {
-		const struct rpcrdma_read_segment *r = &h->reads[c->pull_next];
-		int rc = svc_rdma_read(c, svc_rdma_read_dst(c, r), &r->seg);
+	while (cl->pull_next < h->nreads && c->reads_pending < c->max_reads) {
+		const struct rpcrdma_read_segment *r = &h->reads[cl->pull_next];
+		int rc = svc_rdma_read(c, cl, svc_rdma_read_dst(cl, r), &r->seg);
 
 		if (rc == -ENOBUFS)
 			break;
 		if (rc)
 			return rc;
-		c->pull_at += r->seg.length;
-		c->pull_next++;
+		cl->pull_at += r->seg.length;
+		cl->pull_next++;
 	}
-	return c->pull_next == h->nreads && !c->reads_pending;
+	return 0;
+}
+
+/*
+ * Post Reads for the calls taken, oldest first, until the read depth or
+ * the send queue is full.  Returns 0 or -1 when the connection died.
+ */
+static int svc_rdma_pull_all(struct svc_rdma_conn *c)
+{
+	for (uint32_t i = 0; i < c->ccount; i++) {
+		struct svc_rdma_call *cl = &c->calls[(c->chead + i) % SVC_CALLS_MAX];
+
+		if (svc_rdma_pull_reads(c, cl)) {
+			c->dead = true;
+			return -1;
+		}
+		if (cl->pull_next < cl->hdr.nreads)
+			break;
+	}
+	return 0;
 }
 
 /* Interleave the inline (or position-zero) bytes around the data chunks already in @out. */
@@ -415,20 +486,21 @@ static void svc_rdma_rebuild(const struct rpcrdma_header *h, const uint8_t *src,
 
 /*
  * Start assembling the complete call: the inline message itself, or
- * one rebuilt from read chunks (svc_rdma_pull_step).  Returns 0,
- * -EPROTO (answer ERR_CHUNK) or another -errno (the connection is broken).
+ * one rebuilt from read chunks (svc_rdma_pull_all, svc_rdma_call_ready).
+ * Returns 0, -EPROTO (answer ERR_CHUNK) or another -errno (the
+ * connection is broken).
  */
-static int svc_rdma_pull_start(struct svc_rdma_conn *c, const uint8_t *inl, uint32_t inl_len)
+static int svc_rdma_pull_start(struct svc_rdma_conn *c, struct svc_rdma_call *cl,
+			       const uint8_t *inl, uint32_t inl_len)
 {
-	const struct rpcrdma_header *h = &c->hdr;
+	const struct rpcrdma_header *h = &cl->hdr;
 	uint64_t pz = 0, msg_len, total;
 	uint32_t first = 0;
 
-	c->pulling = true;
-	c->inl = inl;
-	c->msg_len = inl_len;
-	c->total = inl_len;
-	c->pull_next = c->pull_at = c->pull_pos = 0;
+	cl->inl = inl;
+	cl->msg_len = inl_len;
+	cl->total = inl_len;
+	cl->pull_next = cl->pull_at = cl->pull_pos = 0;
 	if (!h->nreads)
 		return h->type == RDMA_MSG ? 0 : -EPROTO;
 	if (!c->max_reads)
@@ -441,105 +513,119 @@ static int svc_rdma_pull_start(struct svc_rdma_conn *c, const uint8_t *inl, uint
 	total = msg_len + svc_rdma_data_bytes(h, first);
 	if (total > c->opts.max_rpc_size)
 		return -EPROTO;
-	c->pz_area = (uint32_t)rpcrdma_xdr_roundup(pz);
-	c->msg_len = (uint32_t)msg_len;
-	c->total = (uint32_t)total;
-	c->rd_buf = malloc((size_t)c->pz_area + total);
-	if (!c->rd_buf)
+	cl->pz_area = (uint32_t)rpcrdma_xdr_roundup(pz);
+	cl->msg_len = (uint32_t)msg_len;
+	cl->total = (uint32_t)total;
+	cl->rd_buf = malloc((size_t)cl->pz_area + total);
+	if (!cl->rd_buf)
 		return -ENOMEM;
-	c->rd_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(c->ep), c->rd_buf, (size_t)c->pz_area + total,
-				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	return c->rd_mr ? 0 : -ENOMEM;
+	cl->rd_len = (size_t)cl->pz_area + total;
+	c->rd_bytes += cl->rd_len;
+	cl->rd_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(c->ep), cl->rd_buf, cl->rd_len,
+				   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	return cl->rd_mr ? 0 : -ENOMEM;
 }
 
 /*
- * Returns 1 when the call is complete in memory and its reply has room
- * in the send queue, 0 while its Reads run or earlier replies' work
- * requests hold the room (their completions wake us), or -errno.
+ * TRUE when @cl is complete in memory (every Read done, the call
+ * rebuilt) and its reply has room in the send queue; FALSE while its
+ * Reads run or other work requests hold the room (their completions
+ * wake us).
  */
-static int svc_rdma_pull_step(struct svc_rdma_conn *c)
+static bool svc_rdma_call_ready(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 {
-	const struct rpcrdma_header *h = &c->hdr;
-	int rc;
+	const struct rpcrdma_header *h = &cl->hdr;
 
-	if (!c->call && !h->nreads) {
-		c->call = c->inl;
-		c->call_len = c->total;
+	if (!cl->call && !h->nreads) {
+		cl->call = cl->inl;
+		cl->call_len = cl->total;
 	}
-	if (!c->call) {
-		rc = svc_rdma_pull_reads(c);
-		if (rc <= 0)
-			return rc;
-		rpcrdma_mr_dereg(c->rd_mr); /* its remote write access ends with the Reads */
-		c->rd_mr = NULL;
-		svc_rdma_rebuild(h, h->type == RDMA_NOMSG ? c->rd_buf : c->inl, c->msg_len,
-				 c->rd_buf + c->pz_area);
-		c->call = c->rd_buf + c->pz_area;
-		c->call_len = c->total;
+	if (!cl->call) {
+		if (cl->pull_next < h->nreads || cl->reads_pending)
+			return false;
+		rpcrdma_mr_dereg(cl->rd_mr); /* its remote write access ends with the Reads */
+		cl->rd_mr = NULL;
+		svc_rdma_rebuild(h, h->type == RDMA_NOMSG ? cl->rd_buf : cl->inl, cl->msg_len,
+				 cl->rd_buf + cl->pz_area);
+		cl->call = cl->rd_buf + cl->pz_area;
+		cl->call_len = cl->total;
 	}
-	if (rpcrdma_ep_send_free(c->ep) < svc_rdma_reply_wrs(c))
-		return 0;
-	c->pulling = false;
-	return 1;
+	return rpcrdma_ep_send_free(c->ep) >= svc_rdma_reply_wrs(cl);
 }
 
 /*
- * One received message: answered or dropped, or a call whose assembly
- * starts (c->pulling).
+ * One received message into the next call slot: TRUE when it is a call
+ * whose assembly starts (it joins the calls taken), FALSE when it was
+ * answered or dropped here.
  */
-static void svc_rdma_take_msg(struct svc_rdma_conn *c, const struct rpcrdma_wc *wc)
+static bool svc_rdma_take_msg(struct svc_rdma_conn *c, const struct rpcrdma_wc *wc)
 {
+	struct svc_rdma_call *cl = &c->calls[(c->chead + c->ccount) % SVC_CALLS_MAX];
 	const uint8_t *buf = rpcrdma_ep_recv_buf(c->ep, (uint32_t)wc->wr_id);
-	struct rpcrdma_header *h = &c->hdr;
+	struct rpcrdma_header *h = &cl->hdr;
 	enum rpcrdma_hdr_status st;
 	size_t hlen;
 	int rc;
 
-	c->have_recv = true;
-	c->recv_index = (uint32_t)wc->wr_id;
-	c->inv = false;
+	cl->have_recv = true;
+	cl->recv_index = (uint32_t)wc->wr_id;
+	cl->inv = false;
 	st = rpcrdma_header_decode(h, buf, wc->byte_len, NULL, &hlen);
 	if (st == RPCRDMA_HDR_SHORT && wc->byte_len < RPCRDMA_HDR_FIXED_BYTES)
 		goto drop;
 	if (st == RPCRDMA_HDR_BAD_VERSION) {
-		svc_rdma_send_error(c, h->xid, h->credit, ERR_VERS);
-		return;
+		svc_rdma_send_error(c, cl, h->xid, h->credit, ERR_VERS);
+		return false;
 	}
 	if (st == RPCRDMA_HDR_OK && (h->type == RDMA_DONE || h->type == RDMA_ERROR))
 		goto drop;
 	if (st != RPCRDMA_HDR_OK || (h->type != RDMA_MSG && h->type != RDMA_NOMSG))
 		goto err_chunk;
-	if (svc_rdma_reply_wrs(c) > rpcrdma_ep_send_depth(c->ep))
+	if (svc_rdma_reply_wrs(cl) > rpcrdma_ep_send_depth(c->ep))
 		goto err_chunk; /* more segments than our send queue holds */
-	c->inv = svc_rdma_inv_rkey(c, h, &c->inv_rkey);
-	rc = svc_rdma_pull_start(c, buf + hlen, wc->byte_len - (uint32_t)hlen);
+	cl->inv = svc_rdma_inv_rkey(c, h, &cl->inv_rkey);
+	rc = svc_rdma_pull_start(c, cl, buf + hlen, wc->byte_len - (uint32_t)hlen);
 	if (rc == -EPROTO)
 		goto err_chunk;
-	if (rc)
+	if (rc) {
+		svc_rdma_call_release(c, cl);
 		c->dead = true;
-	return;
+		return false;
+	}
+	return true;
 err_chunk:
-	svc_rdma_send_error(c, h->xid, h->credit, ERR_CHUNK);
-	return;
+	svc_rdma_send_error(c, cl, h->xid, h->credit, ERR_CHUNK);
+	return false;
 drop:
-	svc_rdma_call_end(c);
+	svc_rdma_call_end(c, cl);
+	return false;
+}
+
+/* Take received messages while svc_rdma_can_take() allows. */
+static void svc_rdma_take_msgs(struct svc_rdma_conn *c)
+{
+	while (!c->dead && c->qcount && svc_rdma_can_take(c)) {
+		struct rpcrdma_wc wc = c->queue[c->qhead];
+
+		c->qhead = (c->qhead + 1) % c->qcap;
+		c->qcount--;
+		if (svc_rdma_take_msg(c, &wc))
+			c->ccount++;
+	}
 }
 
 /* The assembled call's RPC header; TRUE when it is ready for dispatch. */
-static bool_t svc_rdma_decode_call(struct svc_rdma_conn *c, struct rpc_msg *msg)
+static bool_t svc_rdma_decode_call(struct svc_rdma_call *cl, struct rpc_msg *msg)
 {
 	XDR x;
 
-	xdrmem_create(&x, (char *)(uintptr_t)c->call, c->call_len, XDR_DECODE);
-	if (!xdr_callmsg(&x, msg) || msg->rm_xid != c->hdr.xid) {
-		svc_rdma_send_error(c, c->hdr.xid, c->hdr.credit, ERR_CHUNK);
+	xdrmem_create(&x, (char *)(uintptr_t)cl->call, cl->call_len, XDR_DECODE);
+	if (!xdr_callmsg(&x, msg) || msg->rm_xid != cl->hdr.xid)
 		return FALSE;
-	}
-	c->args_off = XDR_GETPOS(&x);
-	c->prog = msg->rm_call.cb_prog;
-	c->vers = msg->rm_call.cb_vers;
-	c->proc = msg->rm_call.cb_proc;
-	c->in_call = true;
+	cl->args_off = XDR_GETPOS(&x);
+	cl->prog = msg->rm_call.cb_prog;
+	cl->vers = msg->rm_call.cb_vers;
+	cl->proc = msg->rm_call.cb_proc;
 	return TRUE;
 }
 
@@ -617,54 +703,65 @@ static bool_t svc_rdma_idle(struct svc_rdma_conn *c, bool blocked)
 	return FALSE;
 }
 
-/* Go on assembling the current call; TRUE when it is ready for dispatch. */
-static bool_t svc_rdma_go_on(struct svc_rdma_conn *c, struct rpc_msg *msg, bool *wait)
+/*
+ * The oldest call taken, once it is complete: returns 1 when it is
+ * ready for dispatch (c->in_call), 0 while it is not complete, -1 when
+ * it was answered here (CCP, ERR_CHUNK) and the next one may be served.
+ */
+static int svc_rdma_serve_oldest(struct svc_rdma_conn *c, struct rpc_msg *msg)
 {
-	int rc = svc_rdma_pull_step(c);
+	struct svc_rdma_call *cl = svc_rdma_oldest(c);
 
-	if (!rc && !svc_rdma_poll_all(c))
-		rc = svc_rdma_pull_step(c);
-	*wait = !rc && !c->dead;
-	if (rc == -EPROTO)
-		svc_rdma_send_error(c, c->hdr.xid, c->hdr.credit, ERR_CHUNK);
-	else if (rc < 0)
-		c->dead = true;
-	if (rc <= 0 || c->dead || !svc_rdma_decode_call(c, msg))
-		return FALSE;
+	if (!c->ccount)
+		return 0;
+	if (!c->max_reads && cl->pull_next < cl->hdr.nreads && !cl->reads_pending) {
+		/* CCP lowered the read depth to 0 after this call was taken */
+		svc_rdma_send_error(c, cl, cl->hdr.xid, cl->hdr.credit, ERR_CHUNK);
+		svc_rdma_oldest_done(c);
+		return -1;
+	}
+	if (!svc_rdma_call_ready(c, cl))
+		return 0;
+	if (!svc_rdma_decode_call(cl, msg)) {
+		svc_rdma_send_error(c, cl, cl->hdr.xid, cl->hdr.credit, ERR_CHUNK);
+		svc_rdma_oldest_done(c);
+		return -1;
+	}
+	c->in_call = true;
 	if (msg->rm_call.cb_prog != RPCRDMA_CCP_PROGRAM)
-		return TRUE;
-	svc_rdma_ccp(c, msg);
-	return FALSE;
+		return 1;
+	svc_rdma_ccp(c, msg); /* its reply ends the call */
+	return -1;
 }
 
+/*
+ * Take what was received, post the Reads of every call taken, and
+ * serve the oldest when it is complete; poll once before going idle.
+ */
 static bool_t svc_rdma_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 {
 	struct svc_rdma_conn *c = conn_of(xprt);
-	bool wait = false;
+	bool polled = false;
 
 	c->blocked = false;
-	if (!c->pulling)
-		svc_rdma_call_end(c);
+	if (c->in_call)
+		svc_rdma_oldest_done(c); /* dispatched, left without a reply */
 	while (!c->dead) {
-		struct rpcrdma_wc wc;
+		int rc;
 
-		if (c->pulling) {
-			if (svc_rdma_go_on(c, msg, &wait))
-				return TRUE;
-			if (wait)
-				return svc_rdma_idle(c, true);
-			continue;
-		}
-		if ((!c->qcount || !svc_rdma_can_take(c)) && svc_rdma_poll_all(c))
+		svc_rdma_take_msgs(c);
+		if (c->dead || svc_rdma_pull_all(c))
 			break;
-		if (!c->qcount)
-			return svc_rdma_idle(c, false);
-		if (!svc_rdma_can_take(c))
-			return svc_rdma_idle(c, true);
-		wc = c->queue[c->qhead];
-		c->qhead = (c->qhead + 1) % c->qcap;
-		c->qcount--;
-		svc_rdma_take_msg(c, &wc);
+		rc = svc_rdma_serve_oldest(c, msg);
+		if (rc > 0)
+			return TRUE;
+		if (rc < 0)
+			continue;
+		if (polled)
+			return svc_rdma_idle(c, c->ccount || c->qcount);
+		if (svc_rdma_poll_all(c))
+			break;
+		polled = true;
 	}
 	return FALSE;
 }
@@ -677,18 +774,21 @@ static enum xprt_stat svc_rdma_stat(SVCXPRT *xprt)
 		return XPRT_DIED;
 	if (c->blocked)
 		return XPRT_IDLE; /* the completions it waits for wake svc_run() */
-	return c->qcount || c->more ? XPRT_MOREREQS : XPRT_IDLE;
+	if (c->qcount || c->more || c->ccount > (c->in_call ? 1u : 0u))
+		return XPRT_MOREREQS;
+	return XPRT_IDLE;
 }
 
 static bool_t svc_rdma_getargs(SVCXPRT *xprt, xdrproc_t xargs, void *args)
 {
 	struct svc_rdma_conn *c = conn_of(xprt);
+	struct svc_rdma_call *cl = svc_rdma_oldest(c);
 	bool_t ok;
 	XDR x;
 
 	if (!c->in_call)
 		return FALSE;
-	xdrmem_create(&x, (char *)(uintptr_t)c->call + c->args_off, c->call_len - c->args_off,
+	xdrmem_create(&x, (char *)(uintptr_t)cl->call + cl->args_off, cl->call_len - cl->args_off,
 		      XDR_DECODE);
 	ok = xargs(&x, args);
 	XDR_DESTROY(&x);
@@ -704,12 +804,14 @@ static bool_t svc_rdma_freeargs(SVCXPRT *xprt, xdrproc_t xargs, void *args)
 }
 
 /* The reply's result mask from the binding registered for the call's program. */
-static uint32_t svc_rdma_res_ddp(const struct svc_rdma_conn *c)
+static uint32_t svc_rdma_res_ddp(struct svc_rdma_conn *c)
 {
+	const struct svc_rdma_call *cl = svc_rdma_oldest(c);
+
 	for (size_t i = 0; i < c->ulbs.n; i++)
-		if (c->ulbs.e[i].prog == c->prog && c->ulbs.e[i].vers == c->vers) {
+		if (c->ulbs.e[i].prog == cl->prog && c->ulbs.e[i].vers == cl->vers) {
 			const struct rpcrdma_ulb_proc *p =
-				rpcrdma_ulb_proc_find(c->ulbs.e[i].ulb, c->proc);
+				rpcrdma_ulb_proc_find(c->ulbs.e[i].ulb, cl->proc);
 
 			return p ? p->res_ddp : 0;
 		}
@@ -764,7 +866,7 @@ static int svc_rdma_write_chunk(struct svc_rdma_conn *c, const struct rpcrdma_ch
 				const uint8_t *src, uint32_t len, const struct ibv_mr *mr)
 {
 	for (uint32_t i = 0; i < ch->nsegs && len; i++) {
-		const struct rpcrdma_segment *seg = &c->hdr.segs[ch->first + i];
+		const struct rpcrdma_segment *seg = &svc_rdma_oldest(c)->hdr.segs[ch->first + i];
 		uint32_t take = len < seg->length ? len : seg->length;
 		int rc = take ? svc_rdma_write(c, src, take, mr, seg) : 0;
 
@@ -802,7 +904,7 @@ struct svc_rdma_reply {
 static int svc_rdma_reply_stage(struct svc_rdma_conn *c, struct svc_rdma_reply *r,
 				const struct rpcrdma_chunk *ch, uint32_t slot, uint32_t len)
 {
-	if (len > rpcrdma_chunk_length(&c->hdr, ch))
+	if (len > rpcrdma_chunk_length(&svc_rdma_oldest(c)->hdr, ch))
 		return -EPROTO;
 	r->wdata[slot] = r->data;
 	r->data += len;
@@ -812,13 +914,15 @@ static int svc_rdma_reply_stage(struct svc_rdma_conn *c, struct svc_rdma_reply *
 /* Each write chunk's result into the reply buffer, and its echo into the header. */
 static int svc_rdma_reply_writes(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
 {
+	const struct rpcrdma_header *h = &svc_rdma_oldest(c)->hdr;
+
 	for (uint32_t i = 0; i < r->plan.nwrites; i++) {
 		const struct rpcrdma_range *w = &r->plan.writes[i];
 		uint8_t *dst = r->data;
 
-		if (svc_rdma_reply_stage(c, r, &c->hdr.writes[i], i, w->length) ||
+		if (svc_rdma_reply_stage(c, r, &h->writes[i], i, w->length) ||
 		    (w->length && !rpcrdma_stream_copy(&r->s, w->offset, w->length, dst)) ||
-		    svc_rdma_echo(&c->hdr, &c->hdr.writes[i], w->length, &r->out, false))
+		    svc_rdma_echo(h, &h->writes[i], w->length, &r->out, false))
 			return -EPROTO;
 	}
 	return 0;
@@ -838,11 +942,12 @@ static int svc_rdma_reply_body(struct svc_rdma_reply *r, uint8_t *dst)
 
 static int svc_rdma_reply_nomsg(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
 {
+	const struct rpcrdma_header *h = &svc_rdma_oldest(c)->hdr;
 	uint32_t len = r->plan.body_len;
 	uint8_t *dst = r->data;
 
-	if (svc_rdma_reply_stage(c, r, &c->hdr.reply, RPCRDMA_MAX_WRITE_CHUNKS, len) ||
-	    svc_rdma_reply_body(r, dst) || svc_rdma_echo(&c->hdr, &c->hdr.reply, len, &r->out, true))
+	if (svc_rdma_reply_stage(c, r, &h->reply, RPCRDMA_MAX_WRITE_CHUNKS, len) ||
+	    svc_rdma_reply_body(r, dst) || svc_rdma_echo(h, &h->reply, len, &r->out, true))
 		return -EPROTO;
 	return 0;
 }
@@ -870,13 +975,14 @@ static int svc_rdma_reply_buf(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
 static int svc_rdma_reply_post(struct svc_rdma_conn *c, struct svc_rdma_reply *r,
 			       const struct rpcrdma_replybuf *b)
 {
+	const struct rpcrdma_header *h = &svc_rdma_oldest(c)->hdr;
 	int rc = 0;
 
 	for (uint32_t i = 0; i < r->plan.nwrites && !rc; i++)
-		rc = svc_rdma_write_chunk(c, &c->hdr.writes[i], r->wdata[i],
+		rc = svc_rdma_write_chunk(c, &h->writes[i], r->wdata[i],
 					  r->plan.writes[i].length, b->mr);
 	if (!rc && r->plan.type == RDMA_NOMSG)
-		rc = svc_rdma_write_chunk(c, &c->hdr.reply, r->wdata[RPCRDMA_MAX_WRITE_CHUNKS],
+		rc = svc_rdma_write_chunk(c, &h->reply, r->wdata[RPCRDMA_MAX_WRITE_CHUNKS],
 					  r->plan.body_len, b->mr);
 	return rc;
 }
@@ -890,7 +996,8 @@ static int svc_rdma_reply_post(struct svc_rdma_conn *c, struct svc_rdma_reply *r
  */
 static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
 {
-	uint32_t xid = c->hdr.xid, requested = c->hdr.credit;
+	struct svc_rdma_call *cl = svc_rdma_oldest(c);
+	uint32_t xid = cl->hdr.xid, requested = cl->hdr.credit;
 	struct rpcrdma_ddp_item items[RPCRDMA_XDR_MAX_ITEMS];
 	struct rpcrdma_reply_desc desc = { .xdr_len = r->s.pos, .results = items,
 					   .nresults = r->s.nitems };
@@ -900,7 +1007,7 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 	int rc;
 
 	rpcrdma_stream_items(&r->s, items);
-	svc_rdma_offered(&c->hdr, &offered);
+	svc_rdma_offered(&cl->hdr, &offered);
 	if (rpcrdma_plan_reply(&desc, &offered, c->inline_send,
 			       &r->plan) != RPCRDMA_PLAN_OK)
 		return -EPROTO;
@@ -913,7 +1020,7 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 		rc = svc_rdma_reply_nomsg(c, r);
 	if (rc)
 		return rc;
-	svc_rdma_call_end(c); /* the call's receive is posted again before the grant */
+	svc_rdma_call_end(c, cl); /* the call's receive is posted again before the grant */
 	r->out.credit = svc_rdma_grant(c, requested);
 	if (rpcrdma_header_encode(&r->out, r->buf->addr, c->send_cap, &hlen) != RPCRDMA_HDR_OK)
 		return -EIO;
@@ -930,13 +1037,14 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 		c->dead = true;
 		return -EIO;
 	}
-	return svc_rdma_send(c, b, (uint32_t)hlen);
+	return svc_rdma_send(c, b, (uint32_t)hlen, cl);
 }
 
 static bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 {
 	struct svc_rdma_conn *c = conn_of(xprt);
-	uint32_t xid = c->hdr.xid, requested = c->hdr.credit;
+	struct svc_rdma_call *cl = svc_rdma_oldest(c);
+	uint32_t xid = cl->hdr.xid, requested = cl->hdr.credit;
 	struct svc_rdma_reply *r = c->reply;
 	int rc = -EPROTO;
 
@@ -949,10 +1057,10 @@ static bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 	rpcrdma_replybufs_put(&c->replies, r->buf); /* set only when nothing was posted */
 	r->buf = NULL;
 	if (rc == -EPROTO || rc == -ENOMEM)
-		svc_rdma_send_error(c, xid, requested, ERR_CHUNK);
+		svc_rdma_send_error(c, cl, xid, requested, ERR_CHUNK);
 	else if (rc)
 		c->dead = true;
-	svc_rdma_call_end(c);
+	svc_rdma_oldest_done(c);
 	return rc == 0;
 }
 
@@ -961,7 +1069,8 @@ static void svc_rdma_conn_free(struct svc_rdma_conn *c)
 	if (!c)
 		return;
 	rpcrdma_ep_stop(c->ep); /* no Read, Write or Send touches our buffers after this */
-	svc_rdma_call_release(c);
+	for (uint32_t i = 0; c->calls && i < SVC_CALLS_MAX; i++)
+		svc_rdma_call_release(c, &c->calls[i]);
 	rpcrdma_replybufs_destroy(&c->replies);
 	rpcrdma_ep_destroy(c->ep);
 	if (c->epfd >= 0)
@@ -969,6 +1078,7 @@ static void svc_rdma_conn_free(struct svc_rdma_conn *c)
 	free(c->reply);
 	free(c->stage);
 	free(c->queue);
+	free(c->calls);
 	free(c);
 }
 
@@ -1062,7 +1172,8 @@ static int svc_rdma_conn_setup(struct svc_rdma_listener *ls, struct svc_rdma_con
 	c->queue = calloc(c->qcap, sizeof(*c->queue));
 	c->send_cap = ls->opts.inline_send;
 	c->reply = calloc(1, sizeof(*c->reply));
-	if (!c->queue || !c->reply)
+	c->calls = calloc(SVC_CALLS_MAX, sizeof(*c->calls));
+	if (!c->queue || !c->reply || !c->calls)
 		return -ENOMEM;
 	c->inline_send = rpcrdma_ep_info(c->ep)->inline_params.send;
 	c->max_reads = rpcrdma_ep_info(c->ep)->rd.ord;
