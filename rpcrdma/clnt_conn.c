@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,6 +25,40 @@ int64_t clnt_rdma_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void clnt_call_wake(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
+{
+	if (!c->waiting)
+		return;
+	c->waiting = false;
+	c->wake_next = ct->wakes;
+	ct->wakes = c;
+}
+
+static void post_wakes(struct clnt_rdma_call *c)
+{
+	while (c) {
+		struct clnt_rdma_call *next = c->wake_next; /* @c may be gone once posted */
+
+		sem_post(&c->wake);
+		c = next;
+	}
+}
+
+void clnt_rdma_unlock(struct rpcrdma_clnt *ct)
+{
+	struct clnt_rdma_call *woken = ct->wakes;
+
+	ct->wakes = NULL;
+	pthread_mutex_unlock(&ct->lock);
+	post_wakes(woken);
+}
+
+void clnt_rdma_post_wakes(struct rpcrdma_clnt *ct)
+{
+	post_wakes(ct->wakes);
+	ct->wakes = NULL;
 }
 
 static void conn_free(struct clnt_rdma_conn *cn)
@@ -100,13 +135,13 @@ fail:
 	return rc;
 }
 
-static void call_fail(struct clnt_rdma_call *c, int err)
+static void call_fail(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int err)
 {
 	if (!c->failed) {
 		c->failed = true;
 		c->fail_errno = err;
 	}
-	pthread_cond_signal(&c->cv);
+	clnt_call_wake(ct, c);
 }
 
 void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err)
@@ -117,7 +152,7 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err)
 	cn->err = err;
 	for (uint32_t i = 0; i < cn->nslots; i++)
 		if (cn->slots[i].busy && cn->slots[i].call)
-			call_fail(cn->slots[i].call, err);
+			call_fail(ct, cn->slots[i].call, err);
 	pthread_cond_broadcast(&ct->credit_cv);
 }
 
@@ -187,6 +222,7 @@ static int conn_current(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_r
 
 		if (clnt_rdma_now_ms() >= deadline)
 			return -ETIMEDOUT;
+		clnt_rdma_post_wakes(ct);
 		pthread_cond_timedwait(&ct->credit_cv, &ct->lock, &ts);
 	}
 	if (ct->conn && !ct->conn->dead) {
@@ -196,7 +232,7 @@ static int conn_current(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_r
 	clnt_conn_put(ct->conn);
 	ct->conn = NULL;
 	ct->connecting = true;
-	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_unlock(ct);
 	rc = clnt_conn_open(ct, &cn);
 	pthread_mutex_lock(&ct->lock);
 	ct->connecting = false;
@@ -227,6 +263,7 @@ int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t 
 		if (clnt_rdma_now_ms() >= deadline)
 			return -ETIMEDOUT;
 		struct timespec ts = abs_deadline(deadline);
+		clnt_rdma_post_wakes(ct);
 		pthread_cond_timedwait(&ct->credit_cv, &ct->lock, &ts);
 	}
 }
@@ -330,7 +367,7 @@ static void conn_take_reply(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
 	s->call->recv_index = (uint32_t)wc->wr_id;
 	s->call->recv_len = wc->byte_len;
 	s->call->invalidated_rkey = wc->with_invalidate ? wc->invalidated_rkey : 0;
-	pthread_cond_signal(&s->call->cv);
+	clnt_call_wake(ct, s->call);
 }
 
 static void conn_take_wc(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
@@ -352,7 +389,7 @@ static void conn_take_wc(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
 			return;
 		s->send_pending = false;
 		if (s->call)
-			pthread_cond_signal(&s->call->cv);
+			clnt_call_wake(ct, s->call);
 		else
 			conn_orphan_check(ct, cn, s);
 		return;
@@ -361,7 +398,7 @@ static void conn_take_wc(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
 		if (s && s->call && s->call->inv_pending) {
 			s->call->inv_pending = false;
 			rpcrdma_reg_revoked(s->call->rb);
-			pthread_cond_signal(&s->call->cv);
+			clnt_call_wake(ct, s->call);
 		}
 		return;
 	default:
@@ -404,7 +441,7 @@ static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64
 
 	if (left <= 0)
 		return;
-	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_unlock(ct);
 	n = poll(pfd, 2, left > 1000 ? 1000 : (int)left);
 	pthread_mutex_lock(&ct->lock);
 	if (n > 0 && pfd[1].revents && !cn->dead) {
@@ -415,16 +452,43 @@ static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64
 }
 
 /* The poller left: wake one waiting call to take over. */
-static void conn_handoff(struct clnt_rdma_conn *cn)
+static void conn_handoff(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 {
 	for (uint32_t i = 0; i < cn->nslots; i++) {
 		struct clnt_rdma_call *c = cn->slots[i].call;
 
 		if (cn->slots[i].busy && c && c->waiting) {
-			pthread_cond_signal(&c->cv);
+			clnt_call_wake(ct, c);
 			return;
 		}
 	}
+}
+
+/*
+ * Sleep on @c's semaphore without the lock until woken or @deadline.
+ * A wake-up that raced with the timeout is still owed a post: take it,
+ * so no post is left for the next wait and @c outlives its poster.
+ */
+static void call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
+{
+	struct timespec ts = abs_deadline(deadline);
+	int rc;
+
+	c->waiting = true;
+	clnt_rdma_unlock(ct);
+	do
+		rc = sem_timedwait(&c->wake, &ts);
+	while (rc && errno == EINTR);
+	pthread_mutex_lock(&ct->lock);
+	if (c->waiting) {
+		c->waiting = false; /* timed out, nobody woke it */
+		return;
+	}
+	if (!rc)
+		return;
+	clnt_rdma_post_wakes(ct); /* ours may still be on the list */
+	while (sem_wait(&c->wake) && errno == EINTR)
+		;
 }
 
 int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
@@ -451,14 +515,10 @@ int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t de
 			cn->polling = false;
 			continue;
 		}
-		struct timespec ts = abs_deadline(deadline);
-
-		c->waiting = true;
-		pthread_cond_timedwait(&c->cv, &ct->lock, &ts);
-		c->waiting = false;
+		call_sleep(ct, c, deadline);
 	}
 	if (!cn->polling)
-		conn_handoff(cn);
+		conn_handoff(ct, cn);
 	return rc;
 }
 

@@ -7,12 +7,16 @@
  * except what a call owns alone while it marshals or decodes.  One
  * waiting thread at a time is the connection's poller: it sleeps in
  * poll() without the lock and dispatches completions with it; the
- * others sleep on their call's condition variable.
+ * others sleep on their call's semaphore.  A call is woken
+ * (clnt_call_wake) with the lock held but its semaphore is posted only
+ * after the lock is released (clnt_rdma_unlock), so the woken thread
+ * does not at once block on the mutex its waker still holds.
  */
 #ifndef RPCRDMA_CLNT_INTERNAL_H
 #define RPCRDMA_CLNT_INTERNAL_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -57,11 +61,12 @@ struct clnt_rdma_conn {
 };
 
 struct clnt_rdma_call {
-	pthread_cond_t cv;
+	sem_t wake;                  /* posted once for each wake-up taken off `waiting` */
+	struct clnt_rdma_call *wake_next; /* on ct->wakes */
 	struct clnt_rdma_conn *conn; /* attached connection, or NULL */
 	uint32_t slot;
 	uint32_t xid;
-	bool waiting;                /* asleep on cv */
+	bool waiting;                /* asleep on wake, nobody has woken it yet */
 	bool replied;
 	bool inv_pending;            /* a local invalidation is posted */
 	bool failed;
@@ -92,6 +97,7 @@ struct clnt_rdma_call {
 
 struct rpcrdma_clnt {
 	pthread_mutex_t lock;
+	struct clnt_rdma_call *wakes; /* woken calls whose semaphore is not posted yet */
 	pthread_cond_t credit_cv;    /* credits or connection state changed */
 	struct clnt_rdma_conn *conn; /* current connection, or NULL */
 	bool connecting;             /* a thread is building the next connection */
@@ -108,6 +114,15 @@ struct rpcrdma_clnt {
 };
 
 int64_t clnt_rdma_now_ms(void);
+
+/* Wake @c if it sleeps in clnt_conn_wait: its semaphore is posted at the next unlock.  ct->lock held. */
+void clnt_call_wake(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c);
+
+/* Release ct->lock, then post the semaphores of the calls woken under it. */
+void clnt_rdma_unlock(struct rpcrdma_clnt *ct);
+
+/* Post them now, lock held: before a condition wait releases the lock without clnt_rdma_unlock. */
+void clnt_rdma_post_wakes(struct rpcrdma_clnt *ct);
 
 /*
  * clnt_conn_open - connect to ct->addr and build a connection with

@@ -428,7 +428,7 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 	enum clnt_stat st, end;
 	int rc;
 
-	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_unlock(ct);
 	st = clnt_rdma_prepare(cn, ct->opts.max_rpc_size, c, args);
 	pthread_mutex_lock(&ct->lock);
 	if (st == RPC_SUCCESS)
@@ -445,7 +445,7 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 		return clnt_rdma_waited(c, rc);
 	if (end != RPC_SUCCESS)
 		return end;
-	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_unlock(ct);
 	st = clnt_rdma_decode(auth, c, xres, res);
 	pthread_mutex_lock(&ct->lock);
 	return st;
@@ -499,7 +499,7 @@ static bool clnt_rdma_reconnect_pause(struct rpcrdma_clnt *ct, int64_t deadline)
 {
 	if (clnt_rdma_now_ms() + CLNT_RECONNECT_PAUSE_MS >= deadline)
 		return false;
-	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_unlock(ct);
 	nanosleep(&(struct timespec){ 0, CLNT_RECONNECT_PAUSE_MS * 1000000L }, NULL);
 	pthread_mutex_lock(&ct->lock);
 	return true;
@@ -538,7 +538,7 @@ static struct clnt_rdma_call *clnt_rdma_call_new(struct rpcrdma_clnt *ct, rpcpro
 
 	if (!c)
 		return NULL;
-	pthread_cond_init(&c->cv, NULL);
+	sem_init(&c->wake, 0, 0);
 	c->xid = ++ct->xid;
 	c->prog = prog;
 	c->vers = vers;
@@ -552,7 +552,7 @@ static void clnt_rdma_call_free(struct clnt_rdma_call *c)
 {
 	if (!c)
 		return;
-	pthread_cond_destroy(&c->cv);
+	sem_destroy(&c->wake);
 	free(c->stage);
 	free(c);
 }
@@ -599,11 +599,11 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 	c = clnt_rdma_call_new(ct, RPCRDMA_CCP_PROGRAM, RPCRDMA_CCP_VERSION,
 			       RPCRDMA_CCP_PROC_CONF_RDMA);
 	if (!c || !clnt_conn_take_slot(cn, c)) {
-		pthread_mutex_unlock(&ct->lock);
+		clnt_rdma_unlock(ct);
 		clnt_rdma_call_free(c);
 		return -ENOMEM;
 	}
-	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_unlock(ct);
 	st = clnt_rdma_marshal(none, ct->opts.max_rpc_size, c,
 			       (xdrproc_t)xdr_rpcrdma_config_req, &req);
 	pthread_mutex_lock(&ct->lock);
@@ -614,7 +614,7 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 	clnt_rdma_release(ct, c);
 	if (!lost)
 		clnt_rdma_ccp_apply(ct, cn, st, &rep);
-	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_unlock(ct);
 	clnt_rdma_call_free(c);
 	return lost ? -ECONNRESET : 0;
 }
@@ -639,11 +639,11 @@ static enum clnt_stat clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs
 	pthread_mutex_lock(&ct->lock);
 	deadline = clnt_rdma_deadline(ct, tv);
 	c = clnt_rdma_call_new(ct, ct->prog, ct->vers, proc);
-	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_unlock(ct);
 	if (!c) {
 		pthread_mutex_lock(&ct->lock);
 		ct->err = (struct rpc_err){ .re_status = RPC_SYSTEMERROR, .re_errno = ENOMEM };
-		pthread_mutex_unlock(&ct->lock);
+		clnt_rdma_unlock(ct);
 		return RPC_SYSTEMERROR;
 	}
 	st = clnt_rdma_marshal(cl->cl_auth, ct->opts.max_rpc_size, c, xargs, args);
@@ -651,7 +651,7 @@ static enum clnt_stat clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs
 	if (st == RPC_SUCCESS)
 		st = clnt_rdma_run(ct, cl->cl_auth, c, args, xres, res, deadline);
 	ct->err = c->err;
-	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_unlock(ct);
 	clnt_rdma_call_free(c);
 	return st;
 }
@@ -668,7 +668,7 @@ static void clnt_rdma_geterr(CLIENT *cl, struct rpc_err *err)
 
 	pthread_mutex_lock(&ct->lock);
 	*err = ct->err;
-	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_unlock(ct);
 }
 
 static bool_t clnt_rdma_freeres(CLIENT *cl, xdrproc_t xres, void *res)
@@ -748,7 +748,7 @@ static bool_t clnt_rdma_control(CLIENT *cl, u_int request, void *info)
 		return FALSE;
 	pthread_mutex_lock(&ct->lock);
 	ok = clnt_rdma_control_locked(ct, request, info);
-	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_unlock(ct);
 	return ok;
 }
 
@@ -795,7 +795,7 @@ int clnt_rdma_getinfo(CLIENT *cl, struct rpcrdma_conn_info *info)
 		conn_info_fill(ct, ct->conn, info);
 	else
 		rc = -ENOTCONN;
-	pthread_mutex_unlock(&ct->lock);
+	clnt_rdma_unlock(ct);
 	return rc;
 }
 
