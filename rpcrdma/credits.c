@@ -88,6 +88,6 @@ enum rpcrdma_credit_status rpcrdma_credits_server_grant(const struct rpcrdma_cre
 {
 	if (!s->posted)
 		return RPCRDMA_CREDIT_NO_RECEIVES;
-	*grant = min_u32(at_least_one(requested), s->posted);
+	*grant = min_u32(at_least_one(requested), s->max_requests);
 	return RPCRDMA_CREDIT_OK;
 }

@@ -56,8 +56,17 @@ void rpcrdma_credits_server_consumed(struct rpcrdma_credits_server *s);
 /*
  * rpcrdma_credits_server_grant - the rdma_credit value for a reply
  * @requested: the rdma_credit value of the call
- * Returns RPCRDMA_CREDIT_OK with *@grant in 1..posted, or
- * RPCRDMA_CREDIT_NO_RECEIVES when nothing is posted.
+ *
+ * A grant bounds the calls the client has outstanding (sent, reply not
+ * yet received: "unacknowledged requests", RFC 5666 section 3.3).  Each
+ * receive buffer is either posted or holds a call that is still
+ * outstanding (it is posted again before that call's reply is sent), so
+ * every buffer counts, not only the ones posted now: counting those
+ * alone would shrink the grant whenever calls wait to be served, the
+ * moment the client is busiest.
+ * Returns RPCRDMA_CREDIT_OK with *@grant in 1..max_requests, or
+ * RPCRDMA_CREDIT_NO_RECEIVES when nothing is posted (the caller replies
+ * before giving a receive back).
  */
 enum rpcrdma_credit_status rpcrdma_credits_server_grant(const struct rpcrdma_credits_server *s,
 							uint32_t requested, uint32_t *grant);
