@@ -1,6 +1,6 @@
 /*
  * Internals shared by the CLIENT (clnt_rdma.c) and the SVCXPRT
- * (svc_rdma.c): option checks and endpoint parameters, upper-layer
+ * (svc_rdma*.c): option checks and endpoint parameters, upper-layer
  * binding look-ups, mapping offsets of a chunk-aware XDR stream's
  * complete message to memory, and memory registration helpers.
  * Nothing here keeps state.

@@ -1,0 +1,137 @@
+/*
+ * What the server transport's files share: svc_rdma.c (the listener and
+ * connection SVCXPRTs, xp_recv and CCP), svc_rdma_recvfrom.c (receives,
+ * RDMA Reads, the calls taken) and svc_rdma_sendto.c (replies).  A
+ * connection is used by the single svc_run() thread.
+ */
+#ifndef RPCRDMA_SVC_RDMA_INTERNAL_H
+#define RPCRDMA_SVC_RDMA_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <rpc/rpc.h>
+#include <rpc/svc_mt.h>
+
+#include "rpcrdma/credits.h"
+#include "rpcrdma/reply_buffers.h"
+#include "rpcrdma/transport.h"
+#include "xdr/header.h"
+
+#define SVC_RDMA_MAX_ULBS 8
+#define SVC_WC_BATCH      16
+#define SVC_REPLY_KEEP    (256u << 10)            /* idle reply buffers kept per connection */
+#define SVC_REPLIES_MAX   8u                      /* replies in flight per connection */
+#define SVC_CALLS_MAX     SVC_REPLIES_MAX         /* calls taken (assembled or served) per connection */
+#define SVC_RD_BYTES      (2u << 20)              /* Read-sink bytes before taking no more calls */
+
+struct svc_rdma_ulbs {
+	size_t n;
+	struct {
+		rpcprog_t prog;
+		rpcvers_t vers;
+		const struct rpcrdma_ulb *ulb;
+	} e[SVC_RDMA_MAX_ULBS];
+};
+
+/* One received call, from its message to its reply. */
+struct svc_rdma_call {
+	struct rpcrdma_header hdr;
+	uint32_t recv_index;       /* its receive buffer, posted again when the call ends */
+	bool have_recv;
+	bool inv;                  /* its reply Send invalidates inv_rkey */
+	uint32_t inv_rkey;
+	const uint8_t *inl;        /* the received message's bytes after the header */
+	uint32_t pull_next;        /* the next read segment to post */
+	uint32_t pull_at, pull_pos;
+	uint32_t reads_pending;    /* its RDMA Reads posted, not completed */
+	uint32_t pz_area, msg_len, total;
+	uint8_t *rd_buf;           /* the Read sink: position-zero area, then the rebuilt call */
+	size_t rd_len;
+	struct ibv_mr *rd_mr;
+	const uint8_t *call;       /* the complete call, once assembled */
+	uint32_t call_len, args_off;
+	rpcprog_t prog;
+	rpcvers_t vers;
+	rpcproc_t proc;
+};
+
+/* The reply being built (one per connection: replies are built one at a time). */
+struct svc_rdma_reply {
+	struct rpcrdma_xdr_stream s;
+	struct rpcrdma_reply_plan plan;
+	struct rpcrdma_header out;
+	struct rpcrdma_replybuf *buf; /* header and inline body, then the bytes to RDMA Write */
+	uint8_t *data;                /* the next free byte after the header area */
+	uint8_t *wdata[RPCRDMA_MAX_WRITE_CHUNKS + 1]; /* each chunk's bytes; the last: reply chunk */
+};
+
+struct svc_rdma_conn {
+	SVCXPRT xprt;
+	SVCXPRT_EXT ext;
+	struct rpcrdma_ep *ep;
+	int epfd;                  /* xp_fd: completions and cm events */
+	struct rpcrdma_options opts;
+	struct svc_rdma_ulbs ulbs;
+	struct rpcrdma_credits_server credits;
+	struct sockaddr_storage raddr, laddr;
+	char netid[8];
+	bool dead;
+	bool more;                 /* the last poll filled its batch */
+	bool blocked;              /* xp_recv waits for completions: Reads, or room for a reply */
+	struct rpcrdma_wc *queue;  /* receives not yet taken */
+	uint32_t qhead, qcount, qcap;
+	uint32_t reads_pending;    /* RDMA Reads posted, not completed */
+	uint32_t max_reads;        /* RDMA Reads we may have outstanding: ORD, or less after CCP */
+	uint32_t inline_send;      /* largest inline reply: private data, then CCP */
+	uint32_t send_cap;         /* transport header and inline reply */
+	struct rpcrdma_replybufs replies;
+	uint8_t *stage;            /* reply marshalling, max_rpc_size */
+	/* calls taken, oldest first: assembled together, dispatched in order */
+	struct svc_rdma_call *calls; /* SVC_CALLS_MAX */
+	uint32_t chead, ccount;
+	uint64_t rd_bytes;         /* the calls' Read sinks */
+	bool in_call;              /* the oldest call is dispatched */
+	struct svc_rdma_reply *reply; /* the reply being built */
+};
+
+static inline struct svc_rdma_conn *conn_of(SVCXPRT *xprt)
+{
+	return (struct svc_rdma_conn *)xprt->xp_p1;
+}
+
+/* The call served next: the oldest taken. */
+static inline struct svc_rdma_call *svc_rdma_oldest(struct svc_rdma_conn *c)
+{
+	return &c->calls[c->chead];
+}
+
+/* ---- svc_rdma_recvfrom.c ---- */
+
+/* Poll until the completion queue is empty.  Returns 0 or -1 when the connection died. */
+int svc_rdma_poll_all(struct svc_rdma_conn *c);
+/* Take received messages into call slots while a reply buffer and a Send are sure for each. */
+void svc_rdma_take_msgs(struct svc_rdma_conn *c);
+/* Post Reads for the calls taken, oldest first.  Returns 0 or -1 when the connection died. */
+int svc_rdma_pull_all(struct svc_rdma_conn *c);
+/* TRUE when @cl is complete in memory and its reply has room in the send queue. */
+bool svc_rdma_call_ready(struct svc_rdma_conn *c, struct svc_rdma_call *cl);
+/* The complete call's RPC header; FALSE when it does not decode or its XID differs. */
+bool_t svc_rdma_decode_call(struct svc_rdma_call *cl, struct rpc_msg *msg);
+/* Free @cl's Read sink; no Read may still be writing it. */
+void svc_rdma_call_release(struct svc_rdma_conn *c, struct svc_rdma_call *cl);
+/* Free what @cl holds and give its receive back; again is harmless. */
+void svc_rdma_call_end(struct svc_rdma_conn *c, struct svc_rdma_call *cl);
+/* End the oldest call; the next becomes the oldest. */
+void svc_rdma_oldest_done(struct svc_rdma_conn *c);
+
+/* ---- svc_rdma_sendto.c ---- */
+
+/* Answer RDMA_ERROR (ERR_VERS or ERR_CHUNK) for @xid and end @cl. */
+void svc_rdma_send_error(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint32_t xid,
+			 uint32_t requested, enum rpcrdma_errcode err);
+/* xp_reply: answer the oldest call (dispatched) and end it. */
+bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg);
+
+#endif
