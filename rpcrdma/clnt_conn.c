@@ -487,8 +487,10 @@ static void call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_
 	if (!rc)
 		return;
 	clnt_rdma_post_wakes(ct); /* ours may still be on the list */
+	clnt_rdma_unlock(ct);     /* its poster needs no lock: do not stall the others meanwhile */
 	while (sem_wait(&c->wake) && errno == EINTR)
 		;
+	pthread_mutex_lock(&ct->lock);
 }
 
 int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,

@@ -3,8 +3,8 @@
  * small state machines.  The client never has more calls outstanding
  * than the server granted, asks for its own slot count, treats a grant
  * of 0 as 1 so it cannot deadlock, and starts again at 1 after a
- * reconnect.  The server never grants 0 and never grants more than the
- * receives it has posted.
+ * reconnect.  The server never grants 0 and never more than its receive
+ * buffers (see rpcrdma_credits_server_grant).
  */
 #ifndef RPCRDMA_CREDITS_H
 #define RPCRDMA_CREDITS_H

@@ -157,6 +157,8 @@ static int svc_rdma_serve_oldest(struct svc_rdma_conn *c, struct rpc_msg *msg)
 		return 0;
 	if (!c->max_reads && cl->pull_next < cl->hdr.nreads && !cl->reads_pending) {
 		/* CCP lowered the read depth to 0 after this call was taken */
+		if (rpcrdma_ep_send_free(c->ep) < 1)
+			return 0; /* earlier replies' completions make room */
 		svc_rdma_send_error(c, cl, cl->hdr.xid, cl->hdr.credit, ERR_CHUNK);
 		svc_rdma_oldest_done(c);
 		return -1;

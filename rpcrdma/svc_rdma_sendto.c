@@ -288,7 +288,14 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 		rc = svc_rdma_reply_nomsg(c, r);
 	if (rc)
 		return rc;
-	svc_rdma_call_end(c, cl); /* the call's receive is posted again before the grant */
+	/*
+	 * The call's receive is posted again before the grant.  Its Read
+	 * sink and receive buffer are gone from here on, so results that
+	 * pointed into the call (an XDR_INLINE pointer kept from
+	 * svc_getargs) would be copied from reused memory below; decoded
+	 * arguments live in memory of their own.
+	 */
+	svc_rdma_call_end(c, cl);
 	r->out.credit = svc_rdma_grant(c, requested);
 	if (rpcrdma_header_encode(&r->out, r->buf->addr, c->send_cap, &hlen) != RPCRDMA_HDR_OK)
 		return -EIO;
