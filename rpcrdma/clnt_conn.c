@@ -191,20 +191,18 @@ bool clnt_conn_take_slot(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c)
 	return false;
 }
 
-static struct timespec abs_deadline(int64_t deadline_ms)
+/*
+ * @deadline_ms as a CLOCK_MONOTONIC time for sem_clockwait and
+ * pthread_cond_clockwait: no clock read (in a VM without a stable TSC
+ * each one is a system call).
+ */
+static struct timespec mono_deadline(int64_t deadline_ms)
 {
-	struct timespec now, ts;
-	int64_t left = deadline_ms - clnt_rdma_now_ms();
+	struct timespec ts = {
+		.tv_sec = deadline_ms / 1000,
+		.tv_nsec = (deadline_ms % 1000) * 1000000,
+	};
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	if (left < 0)
-		left = 0;
-	ts.tv_sec = now.tv_sec + left / 1000;
-	ts.tv_nsec = now.tv_nsec + (left % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
 	return ts;
 }
 
@@ -218,12 +216,12 @@ static int conn_current(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_r
 	int rc;
 
 	while (ct->connecting) {
-		struct timespec ts = abs_deadline(deadline);
+		struct timespec ts = mono_deadline(deadline);
 
 		if (clnt_rdma_now_ms() >= deadline)
 			return -ETIMEDOUT;
 		clnt_rdma_post_wakes(ct);
-		pthread_cond_timedwait(&ct->credit_cv, &ct->lock, &ts);
+		pthread_cond_clockwait(&ct->credit_cv, &ct->lock, CLOCK_MONOTONIC, &ts);
 	}
 	if (ct->conn && !ct->conn->dead) {
 		*out = ct->conn;
@@ -262,9 +260,9 @@ int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t 
 		}
 		if (clnt_rdma_now_ms() >= deadline)
 			return -ETIMEDOUT;
-		struct timespec ts = abs_deadline(deadline);
+		struct timespec ts = mono_deadline(deadline);
 		clnt_rdma_post_wakes(ct);
-		pthread_cond_timedwait(&ct->credit_cv, &ct->lock, &ts);
+		pthread_cond_clockwait(&ct->credit_cv, &ct->lock, CLOCK_MONOTONIC, &ts);
 	}
 }
 
@@ -426,21 +424,19 @@ static void conn_progress(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 }
 
 /*
- * Sleep without the lock until the completion or cm channel has news.
+ * Sleep without the lock, at most @left ms, until the completion or cm
+ * channel has news.
  * rdma_cm events (a disconnect: rxe flushes nothing until the queue pair
  * is destroyed) are handled here, only when their channel has some.
  */
-static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t deadline)
+static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t left)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = rpcrdma_ep_fd(cn->ep), .events = POLLIN },
 		{ .fd = rpcrdma_ep_cm_fd(cn->ep), .events = POLLIN },
 	};
-	int64_t left = deadline - clnt_rdma_now_ms();
 	int n, rc;
 
-	if (left <= 0)
-		return;
 	clnt_rdma_unlock(ct);
 	n = poll(pfd, 2, left > 1000 ? 1000 : (int)left);
 	pthread_mutex_lock(&ct->lock);
@@ -471,13 +467,13 @@ static void conn_handoff(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
  */
 static void call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
 {
-	struct timespec ts = abs_deadline(deadline);
+	struct timespec ts = mono_deadline(deadline);
 	int rc;
 
 	c->waiting = true;
 	clnt_rdma_unlock(ct);
 	do
-		rc = sem_timedwait(&c->wake, &ts);
+		rc = sem_clockwait(&c->wake, CLOCK_MONOTONIC, &ts);
 	while (rc && errno == EINTR);
 	pthread_mutex_lock(&ct->lock);
 	if (c->waiting) {
@@ -500,11 +496,14 @@ int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t de
 	int rc = 0;
 
 	while (!done(c)) {
+		int64_t left;
+
 		if (c->failed || cn->dead) {
 			rc = -(c->failed ? c->fail_errno : cn->err);
 			break;
 		}
-		if (clnt_rdma_now_ms() >= deadline) {
+		left = deadline - clnt_rdma_now_ms();
+		if (left <= 0) {
 			rc = -ETIMEDOUT;
 			break;
 		}
@@ -512,7 +511,7 @@ int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t de
 			cn->polling = true;
 			conn_progress(ct, cn);
 			if (!done(c) && !c->failed && !cn->dead)
-				conn_sleep(ct, cn, deadline);
+				conn_sleep(ct, cn, left);
 			conn_progress(ct, cn);
 			cn->polling = false;
 			continue;

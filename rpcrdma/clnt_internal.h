@@ -4,7 +4,9 @@
  * slots, completions, waiting, reconnect).
  *
  * Locking: one mutex per CLIENT (ct->lock) guards everything here
- * except what a call owns alone while it marshals or decodes.  One
+ * except what a call owns alone while it marshals or decodes, and the
+ * XID, program and version, which are atomics: a call takes the lock
+ * first when it has marshalled its arguments.  One
  * waiting thread at a time is the connection's poller: it sleeps in
  * poll() without the lock and dispatches completions with it; the
  * others sleep on their call's semaphore.  A call is woken

@@ -161,18 +161,11 @@ static enum clnt_stat clnt_rdma_layout(struct clnt_rdma_call *c)
 	return RPC_SUCCESS;
 }
 
-/* Plan on @cn, fill the call's buffer and, for per-call regions, register it. */
-static enum clnt_stat clnt_rdma_prepare(struct clnt_rdma_conn *cn, uint32_t max,
-					struct clnt_rdma_call *c, const void *args)
+/* Fill the call's buffer (c->rb_len > 0) and, for per-call regions, register it. */
+static enum clnt_stat clnt_rdma_fill(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c)
 {
-	enum clnt_stat st = clnt_rdma_plan(cn, max, c, args);
-	int rc;
+	int rc = rpcrdma_reg_get(cn->reg, c->rb_len, &c->rb);
 
-	if (st == RPC_SUCCESS)
-		st = clnt_rdma_layout(c);
-	if (st != RPC_SUCCESS || !c->rb_len)
-		return st;
-	rc = rpcrdma_reg_get(cn->reg, c->rb_len, &c->rb);
 	if (rc)
 		return call_fail(c, RPC_CANTSEND, -rc);
 	for (uint32_t i = 0; i < c->plan.nreads; i++)
@@ -428,9 +421,15 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 	enum clnt_stat st, end;
 	int rc;
 
-	clnt_rdma_unlock(ct);
-	st = clnt_rdma_prepare(cn, ct->opts.max_rpc_size, c, args);
-	pthread_mutex_lock(&ct->lock);
+	st = clnt_rdma_plan(cn, ct->opts.max_rpc_size, c, args);
+	if (st == RPC_SUCCESS)
+		st = clnt_rdma_layout(c);
+	if (st == RPC_SUCCESS && c->rb_len) {
+		/* copies and registration (system calls) without the lock */
+		clnt_rdma_unlock(ct);
+		st = clnt_rdma_fill(cn, c);
+		pthread_mutex_lock(&ct->lock);
+	}
 	if (st == RPC_SUCCESS)
 		st = clnt_rdma_post(cn, c);
 	if (st != RPC_SUCCESS) {
@@ -531,6 +530,10 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 	}
 }
 
+/*
+ * A call with the next XID.  Needs no ct->lock: the XID is an atomic, so
+ * a call takes the contended lock only once it has marshalled.
+ */
 static struct clnt_rdma_call *clnt_rdma_call_new(struct rpcrdma_clnt *ct, rpcprog_t prog,
 						 rpcvers_t vers, rpcproc_t proc)
 {
@@ -539,7 +542,7 @@ static struct clnt_rdma_call *clnt_rdma_call_new(struct rpcrdma_clnt *ct, rpcpro
 	if (!c)
 		return NULL;
 	sem_init(&c->wake, 0, 0);
-	c->xid = ++ct->xid;
+	c->xid = __atomic_add_fetch(&ct->xid, 1, __ATOMIC_RELAXED);
 	c->prog = prog;
 	c->vers = vers;
 	c->proc = proc;
@@ -595,9 +598,9 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 	cn->ccp_pending = true;
 	cn->inline_send = cn->ccp_state.inline_send;
 	cn->inline_recv = cn->ccp_state.inline_recv;
-	pthread_mutex_lock(&ct->lock);
 	c = clnt_rdma_call_new(ct, RPCRDMA_CCP_PROGRAM, RPCRDMA_CCP_VERSION,
 			       RPCRDMA_CCP_PROC_CONF_RDMA);
+	pthread_mutex_lock(&ct->lock);
 	if (!c || !clnt_conn_take_slot(cn, c)) {
 		clnt_rdma_unlock(ct);
 		clnt_rdma_call_free(c);
@@ -636,10 +639,8 @@ static enum clnt_stat clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs
 	enum clnt_stat st;
 	int64_t deadline;
 
-	pthread_mutex_lock(&ct->lock);
-	deadline = clnt_rdma_deadline(ct, tv);
-	c = clnt_rdma_call_new(ct, ct->prog, ct->vers, proc);
-	clnt_rdma_unlock(ct);
+	c = clnt_rdma_call_new(ct, __atomic_load_n(&ct->prog, __ATOMIC_RELAXED),
+			       __atomic_load_n(&ct->vers, __ATOMIC_RELAXED), proc);
 	if (!c) {
 		pthread_mutex_lock(&ct->lock);
 		ct->err = (struct rpc_err){ .re_status = RPC_SYSTEMERROR, .re_errno = ENOMEM };
@@ -648,6 +649,7 @@ static enum clnt_stat clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs
 	}
 	st = clnt_rdma_marshal(cl->cl_auth, ct->opts.max_rpc_size, c, xargs, args);
 	pthread_mutex_lock(&ct->lock);
+	deadline = clnt_rdma_deadline(ct, tv);
 	if (st == RPC_SUCCESS)
 		st = clnt_rdma_run(ct, cl->cl_auth, c, args, xres, res, deadline);
 	ct->err = c->err;
@@ -711,22 +713,22 @@ static bool_t clnt_rdma_control_locked(struct rpcrdma_clnt *ct, u_int request, v
 		*(struct timeval *)info = ct->timeout_set ? ct->timeout : ct->opts.call_timeout;
 		return TRUE;
 	case CLGET_XID:
-		*(uint32_t *)info = ct->xid;
+		*(uint32_t *)info = __atomic_load_n(&ct->xid, __ATOMIC_RELAXED);
 		return TRUE;
 	case CLSET_XID: /* the xid of the next call */
-		ct->xid = *(uint32_t *)info - 1;
+		__atomic_store_n(&ct->xid, *(uint32_t *)info - 1, __ATOMIC_RELAXED);
 		return TRUE;
 	case CLGET_VERS:
-		*(uint32_t *)info = (uint32_t)ct->vers;
+		*(uint32_t *)info = (uint32_t)__atomic_load_n(&ct->vers, __ATOMIC_RELAXED);
 		return TRUE;
 	case CLSET_VERS:
-		ct->vers = *(uint32_t *)info;
+		__atomic_store_n(&ct->vers, *(uint32_t *)info, __ATOMIC_RELAXED);
 		return TRUE;
 	case CLGET_PROG:
-		*(uint32_t *)info = (uint32_t)ct->prog;
+		*(uint32_t *)info = (uint32_t)__atomic_load_n(&ct->prog, __ATOMIC_RELAXED);
 		return TRUE;
 	case CLSET_PROG:
-		ct->prog = *(uint32_t *)info;
+		__atomic_store_n(&ct->prog, *(uint32_t *)info, __ATOMIC_RELAXED);
 		return TRUE;
 	case CLGET_SVC_ADDR:
 		*(struct netbuf *)info = ct->svcaddr;
