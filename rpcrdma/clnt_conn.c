@@ -365,7 +365,8 @@ static void conn_take_reply(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
 	s->call->recv_index = (uint32_t)wc->wr_id;
 	s->call->recv_len = wc->byte_len;
 	s->call->invalidated_rkey = wc->with_invalidate ? wc->invalidated_rkey : 0;
-	clnt_call_wake(ct, s->call);
+	if (!s->send_pending)
+		clnt_call_wake(ct, s->call);
 }
 
 static void conn_take_wc(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
@@ -386,10 +387,10 @@ static void conn_take_wc(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
 		if (!s)
 			return;
 		s->send_pending = false;
-		if (s->call)
-			clnt_call_wake(ct, s->call);
-		else
+		if (!s->call)
 			conn_orphan_check(ct, cn, s);
+		else if (s->call->replied)
+			clnt_call_wake(ct, s->call);
 		return;
 	case RPCRDMA_WC_LOCAL_INV:
 		s = conn_slot_by_index(cn, wc->wr_id);
