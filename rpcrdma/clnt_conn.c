@@ -19,14 +19,6 @@
 #define CONN_KEEP_BYTES   (64ull << 20)
 #define CONN_INV_GRACE_MS 2000
 
-int64_t clnt_rdma_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void clnt_call_wake(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 {
 	if (!c->waiting)
@@ -207,6 +199,21 @@ static struct timespec mono_deadline(int64_t deadline_ms)
 }
 
 /*
+ * Wait on credit_cv (credits or the connection changed) until @deadline.
+ * ct->lock held.  Returns 0, or -ETIMEDOUT when the deadline had passed.
+ */
+static int conn_credit_wait(struct rpcrdma_clnt *ct, int64_t deadline)
+{
+	struct timespec ts = mono_deadline(deadline);
+
+	if (rpcrdma_now_ms() >= deadline)
+		return -ETIMEDOUT;
+	clnt_rdma_post_wakes(ct);
+	pthread_cond_clockwait(&ct->credit_cv, &ct->lock, CLOCK_MONOTONIC, &ts);
+	return 0;
+}
+
+/*
  * The live connection, building one when there is none: the builder
  * connects without the lock while other callers wait for it.
  */
@@ -215,14 +222,9 @@ static int conn_current(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_r
 	struct clnt_rdma_conn *cn;
 	int rc;
 
-	while (ct->connecting) {
-		struct timespec ts = mono_deadline(deadline);
-
-		if (clnt_rdma_now_ms() >= deadline)
+	while (ct->connecting)
+		if (conn_credit_wait(ct, deadline))
 			return -ETIMEDOUT;
-		clnt_rdma_post_wakes(ct);
-		pthread_cond_clockwait(&ct->credit_cv, &ct->lock, CLOCK_MONOTONIC, &ts);
-	}
 	if (ct->conn && !ct->conn->dead) {
 		*out = ct->conn;
 		return 0;
@@ -258,11 +260,8 @@ int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t 
 			clnt_conn_kill(ct, cn, ETIMEDOUT);
 			continue;
 		}
-		if (clnt_rdma_now_ms() >= deadline)
+		if (conn_credit_wait(ct, deadline))
 			return -ETIMEDOUT;
-		struct timespec ts = mono_deadline(deadline);
-		clnt_rdma_post_wakes(ct);
-		pthread_cond_clockwait(&ct->credit_cv, &ct->lock, CLOCK_MONOTONIC, &ts);
 	}
 }
 
@@ -503,7 +502,7 @@ int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t de
 			rc = -(c->failed ? c->fail_errno : cn->err);
 			break;
 		}
-		left = deadline - clnt_rdma_now_ms();
+		left = deadline - rpcrdma_now_ms();
 		if (left <= 0) {
 			rc = -ETIMEDOUT;
 			break;
@@ -527,5 +526,5 @@ int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t de
 /* For callers that must not return while a window may still be written. */
 int64_t clnt_conn_inv_deadline(void)
 {
-	return clnt_rdma_now_ms() + CONN_INV_GRACE_MS;
+	return rpcrdma_now_ms() + CONN_INV_GRACE_MS;
 }

@@ -115,8 +115,6 @@ struct rpcrdma_clnt {
 	struct netbuf svcaddr;
 };
 
-int64_t clnt_rdma_now_ms(void);
-
 /* Wake @c if it sleeps in clnt_conn_wait: its semaphore is posted at the next unlock.  ct->lock held. */
 void clnt_call_wake(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c);
 

@@ -471,7 +471,7 @@ static enum clnt_stat clnt_rdma_attach_fail(struct clnt_rdma_call *c, int rc)
 static bool clnt_rdma_retry(const struct rpcrdma_clnt *ct, const struct clnt_rdma_call *c,
 			    int64_t deadline)
 {
-	if (!c->conn_lost || clnt_rdma_now_ms() >= deadline)
+	if (!c->conn_lost || rpcrdma_now_ms() >= deadline)
 		return false;
 	return !c->sent || ct->opts.reconnect_resend;
 }
@@ -496,7 +496,7 @@ static bool clnt_rdma_grow_reply(struct clnt_rdma_call *c)
  */
 static bool clnt_rdma_reconnect_pause(struct rpcrdma_clnt *ct, int64_t deadline)
 {
-	if (clnt_rdma_now_ms() + CLNT_RECONNECT_PAUSE_MS >= deadline)
+	if (rpcrdma_now_ms() + CLNT_RECONNECT_PAUSE_MS >= deadline)
 		return false;
 	clnt_rdma_unlock(ct);
 	nanosleep(&(struct timespec){ 0, CLNT_RECONNECT_PAUSE_MS * 1000000L }, NULL);
@@ -588,7 +588,7 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 					   .recv_size = ct->opts.inline_recv };
 	struct rpcrdma_config_req req = rpcrdma_ccp_client_request(&local, &info->rd);
 	struct rpcrdma_config_reply rep = { 0 };
-	int64_t deadline = clnt_rdma_now_ms() + ct->opts.connect_timeout_ms;
+	int64_t deadline = rpcrdma_now_ms() + ct->opts.connect_timeout_ms;
 	AUTH *none = authnone_create();
 	struct clnt_rdma_call *c;
 	enum clnt_stat st;
@@ -628,7 +628,7 @@ static int64_t clnt_rdma_deadline(const struct rpcrdma_clnt *ct, struct timeval 
 {
 	struct timeval t = ct->timeout_set ? ct->timeout : tv;
 
-	return clnt_rdma_now_ms() + (int64_t)t.tv_sec * 1000 + t.tv_usec / 1000;
+	return rpcrdma_now_ms() + (int64_t)t.tv_sec * 1000 + t.tv_usec / 1000;
 }
 
 static enum clnt_stat clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *args,

@@ -81,7 +81,7 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-static int64_t now_ms(void)
+int64_t rpcrdma_now_ms(void)
 {
 	struct timespec ts;
 
@@ -91,7 +91,7 @@ static int64_t now_ms(void)
 
 static int remaining_ms(int64_t deadline)
 {
-	int64_t left = deadline - now_ms();
+	int64_t left = deadline - rpcrdma_now_ms();
 
 	return left > 0 ? (int)left : 0;
 }
@@ -548,7 +548,7 @@ static bool removal_reap(int *left)
 
 static void *removal_watch(void *arg)
 {
-	int64_t deadline = now_ms() + EP_REMOVAL_WATCH_MS;
+	int64_t deadline = rpcrdma_now_ms() + EP_REMOVAL_WATCH_MS;
 	bool gone;
 	int left;
 
@@ -556,12 +556,12 @@ static void *removal_watch(void *arg)
 	for (;;) {
 		pthread_mutex_lock(&removal_lock);
 		gone = removal_reap(&left);
-		if (!left || now_ms() >= deadline)
+		if (!left || rpcrdma_now_ms() >= deadline)
 			removal_watching = false; /* what is left is retried at the next destroy */
 		pthread_mutex_unlock(&removal_lock);
 		if (gone)
 			ep_forget_removed_devices();
-		if (!left || now_ms() >= deadline)
+		if (!left || rpcrdma_now_ms() >= deadline)
 			return NULL;
 		nanosleep(&(struct timespec){ 0, EP_REMOVAL_POLL_MS * 1000000L }, NULL);
 	}
@@ -749,7 +749,7 @@ static int ep_connect_once(const struct sockaddr *dst, const struct rpcrdma_ep_p
 int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_params *params,
 		       struct rpcrdma_ep **out)
 {
-	int64_t deadline = now_ms() + params->timeout_ms;
+	int64_t deadline = rpcrdma_now_ms() + params->timeout_ms;
 	int rc, tries = 0;
 
 	do
@@ -845,7 +845,7 @@ static int ep_accept(struct rpcrdma_ep *ep, const struct rdma_conn_param *reques
 		.retry_count = 6,
 		.rnr_retry_count = 7,
 	};
-	int64_t deadline = now_ms() + ep->params.timeout_ms;
+	int64_t deadline = rpcrdma_now_ms() + ep->params.timeout_ms;
 	int rc;
 
 	rc = ep_create_resources(ep);
@@ -1178,7 +1178,7 @@ int rpcrdma_ep_poll(struct rpcrdma_ep *ep, struct rpcrdma_wc *wc, int max)
 int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms)
 {
 	/* A zero timeout reads no clock: in the test bed's guest that is a system call. */
-	int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+	int64_t deadline = timeout_ms > 0 ? rpcrdma_now_ms() + timeout_ms : 0;
 	struct pollfd pfd[2] = {
 		{ .fd = ep->comp_channel->fd, .events = POLLIN },
 		{ .fd = ep->cm_channel->fd, .events = POLLIN },

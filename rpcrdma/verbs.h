@@ -108,6 +108,9 @@ const struct rpcrdma_ep_info *rpcrdma_ep_info(const struct rpcrdma_ep *ep);
 struct ibv_pd *rpcrdma_ep_pd(const struct rpcrdma_ep *ep);
 const struct sockaddr *rpcrdma_ep_peer_addr(const struct rpcrdma_ep *ep);
 
+/* CLOCK_MONOTONIC in milliseconds: the clock of every deadline here. */
+int64_t rpcrdma_now_ms(void);
+
 /* Receive buffer @index: its memory (valid until reposted) and size. */
 uint8_t *rpcrdma_ep_recv_buf(const struct rpcrdma_ep *ep, uint32_t index);
 /* Give receive buffer @index back to the queue pair. */
