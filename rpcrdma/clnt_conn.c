@@ -24,6 +24,7 @@ void clnt_call_wake(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 	if (!c->waiting)
 		return;
 	c->waiting = false;
+	c->woken_replied = c->replied && !c->conn->slots[c->slot].send_pending;
 	c->wake_next = ct->wakes;
 	ct->wakes = c;
 }
@@ -464,8 +465,12 @@ static void conn_handoff(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
  * Sleep on @c's semaphore without the lock until woken or @deadline.
  * A wake-up that raced with the timeout is still owed a post: take it,
  * so no post is left for the next wait and @c outlives its poster.
+ * Returns true, the lock not retaken, when @may_stay_unlocked and the
+ * wake found @c's reply complete: the waker wrote woken_replied before
+ * the post and nothing changes @c's reply state after that.
  */
-static void call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
+static bool call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
+		       bool may_stay_unlocked)
 {
 	struct timespec ts = mono_deadline(deadline);
 	int rc;
@@ -475,22 +480,25 @@ static void call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_
 	do
 		rc = sem_clockwait(&c->wake, CLOCK_MONOTONIC, &ts);
 	while (rc && errno == EINTR);
+	if (!rc && may_stay_unlocked && c->woken_replied)
+		return true;
 	pthread_mutex_lock(&ct->lock);
 	if (c->waiting) {
 		c->waiting = false; /* timed out, nobody woke it */
-		return;
+		return false;
 	}
 	if (!rc)
-		return;
+		return false;
 	clnt_rdma_post_wakes(ct); /* ours may still be on the list */
 	clnt_rdma_unlock(ct);     /* its poster needs no lock: do not stall the others meanwhile */
 	while (sem_wait(&c->wake) && errno == EINTR)
 		;
 	pthread_mutex_lock(&ct->lock);
+	return false;
 }
 
-int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
-		   bool (*done)(const struct clnt_rdma_call *c))
+static int conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
+		     bool (*done)(const struct clnt_rdma_call *c), bool may_stay_unlocked)
 {
 	struct clnt_rdma_conn *cn = c->conn;
 	int rc = 0;
@@ -516,11 +524,28 @@ int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t de
 			cn->polling = false;
 			continue;
 		}
-		call_sleep(ct, c, deadline);
+		if (call_sleep(ct, c, deadline, may_stay_unlocked))
+			return CLNT_CONN_REPLIED_UNLOCKED; /* no hand-off owed: a poller hands off itself */
 	}
 	if (!cn->polling)
 		conn_handoff(ct, cn);
 	return rc;
+}
+
+int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
+		   bool (*done)(const struct clnt_rdma_call *c))
+{
+	return conn_wait(ct, c, deadline, done, false);
+}
+
+static bool call_replied(const struct clnt_rdma_call *c)
+{
+	return c->replied && !c->conn->slots[c->slot].send_pending;
+}
+
+int clnt_conn_wait_reply(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
+{
+	return conn_wait(ct, c, deadline, call_replied, !c->rb);
 }
 
 /* For callers that must not return while a window may still be written. */

@@ -12,7 +12,9 @@
  * others sleep on their call's semaphore.  A call is woken
  * (clnt_call_wake) with the lock held but its semaphore is posted only
  * after the lock is released (clnt_rdma_unlock), so the woken thread
- * does not at once block on the mutex its waker still holds.
+ * does not at once block on the mutex its waker still holds; a call
+ * woken with its reply and nothing to revoke decodes without retaking
+ * it (clnt_conn_wait_reply).
  */
 #ifndef RPCRDMA_CLNT_INTERNAL_H
 #define RPCRDMA_CLNT_INTERNAL_H
@@ -69,6 +71,7 @@ struct clnt_rdma_call {
 	uint32_t slot;
 	uint32_t xid;
 	bool waiting;                /* asleep on wake, nobody has woken it yet */
+	bool woken_replied;          /* the wake found the reply taken and the Send done */
 	bool replied;
 	bool inv_pending;            /* a local invalidation is posted */
 	bool failed;
@@ -182,6 +185,16 @@ int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uin
  */
 int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
 		   bool (*done)(const struct clnt_rdma_call *c));
+
+/*
+ * clnt_conn_wait_reply - clnt_conn_wait until @c's reply is taken and
+ * its Send done.  ct->lock held.  Returns as clnt_conn_wait, or
+ * CLNT_CONN_REPLIED_UNLOCKED, with ct->lock released: a call with no
+ * chunk buffer (nothing to revoke) woken with its reply, which it then
+ * owns alone, need not take the contended lock only to learn that.
+ */
+#define CLNT_CONN_REPLIED_UNLOCKED 1
+int clnt_conn_wait_reply(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline);
 
 /* How long a call waits for its local invalidation before giving up the connection. */
 int64_t clnt_conn_inv_deadline(void);

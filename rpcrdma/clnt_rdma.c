@@ -371,11 +371,6 @@ static enum clnt_stat clnt_rdma_decode(AUTH *auth, struct clnt_rdma_call *c, xdr
 
 /* ---- one exchange on one connection ----------------------------------------------------- */
 
-static bool call_replied(const struct clnt_rdma_call *c)
-{
-	return c->replied && !c->conn->slots[c->slot].send_pending;
-}
-
 static bool call_invalidated(const struct clnt_rdma_call *c)
 {
 	return !c->inv_pending;
@@ -438,7 +433,12 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 		clnt_rdma_end_access(ct, c);
 		return st;
 	}
-	rc = clnt_conn_wait(ct, c, deadline, call_replied);
+	rc = clnt_conn_wait_reply(ct, c, deadline);
+	if (rc == CLNT_CONN_REPLIED_UNLOCKED) {
+		st = clnt_rdma_decode(auth, c, xres, res);
+		pthread_mutex_lock(&ct->lock);
+		return st;
+	}
 	end = clnt_rdma_end_access(ct, c);
 	if (rc)
 		return clnt_rdma_waited(c, rc);
