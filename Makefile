@@ -55,7 +55,7 @@ FUZZ_SECONDS       ?= 60
 CHECK_FUZZ_SECONDS ?= 10
 
 .PHONY: all lib deps need-pkgs check unit-tests asan-tests fuzz fuzz-check \
-        install uninstall clean
+        abi-check install uninstall clean
 all: lib
 
 lib: need-pkgs $(STATIC_LIB) $(SHARED_LIB)
@@ -92,9 +92,13 @@ $(STATIC_LIB): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(SHARED_LIB): $(LIB_OBJS)
+# Only the installed headers' functions are exported (rpcrdma/librpcrdma.map).
+SYMBOL_MAP    := rpcrdma/librpcrdma.map
+
+$(SHARED_LIB): $(LIB_OBJS) $(SYMBOL_MAP)
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,librpcrdma.so.$(SOVERSION) -o $@ $^ $(PKG_LIBS)
+	$(CC) -shared -Wl,-soname,librpcrdma.so.$(SOVERSION) -Wl,--version-script=$(SYMBOL_MAP) \
+	    -o $@ $(LIB_OBJS) $(PKG_LIBS)
 	ln -sf librpcrdma.so.$(VERSION) $(B)/lib/librpcrdma.so.$(SOVERSION)
 	ln -sf librpcrdma.so.$(SOVERSION) $(B)/lib/librpcrdma.so
 
@@ -166,11 +170,16 @@ fuzz-check: need-pkgs $(FUZZ_BINS)
 # ---- the whole suite ------------------------------------------------------------
 check: deps
 	$(MAKE) lib
+	$(MAKE) abi-check
 	$(MAKE) man-check
 	$(MAKE) unit-tests
 	$(MAKE) asan-tests
 	$(MAKE) fuzz-check
 	$(MAKE) vmtest
+
+# ---- the shared library's interface ---------------------------------------------------
+abi-check: $(SHARED_LIB)
+	tests/abi/exports.sh $(SHARED_LIB) $(PUBLIC_HDRS)
 
 # ---- install ----------------------------------------------------------------------
 install: lib
