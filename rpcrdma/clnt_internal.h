@@ -71,7 +71,7 @@ struct clnt_rdma_call {
 	uint32_t slot;
 	uint32_t xid;
 	bool waiting;                /* asleep on wake, nobody has woken it yet */
-	bool woken_replied;          /* the wake found the reply taken and the Send done */
+	bool woken_replied;          /* the wake found the reply in and the Send done */
 	bool replied;
 	bool inv_pending;            /* a local invalidation is posted */
 	bool failed;
@@ -187,8 +187,8 @@ int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t de
 		   bool (*done)(const struct clnt_rdma_call *c));
 
 /*
- * clnt_conn_wait_reply - clnt_conn_wait until @c's reply is taken and
- * its Send done.  ct->lock held.  Returns as clnt_conn_wait, or
+ * clnt_conn_wait_reply - clnt_conn_wait until @c's reply is in and its
+ * Send done.  ct->lock held.  Returns as clnt_conn_wait, or
  * CLNT_CONN_REPLIED_UNLOCKED, with ct->lock released: a call with no
  * chunk buffer (nothing to revoke) woken with its reply, which it then
  * owns alone, need not take the contended lock only to learn that.
