@@ -19,12 +19,17 @@
 #define CONN_KEEP_BYTES   (64ull << 20)
 #define CONN_INV_GRACE_MS 2000
 
+bool clnt_call_replied(const struct clnt_rdma_call *c)
+{
+	return c->replied && !c->conn->slots[c->slot].send_pending;
+}
+
 void clnt_call_wake(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 {
 	if (!c->waiting)
 		return;
 	c->waiting = false;
-	c->woken_replied = c->replied && !c->conn->slots[c->slot].send_pending;
+	c->woken_replied = !c->rb && clnt_call_replied(c);
 	c->wake_next = ct->wakes;
 	ct->wakes = c;
 }
@@ -465,12 +470,11 @@ static void conn_handoff(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
  * Sleep on @c's semaphore without the lock until woken or @deadline.
  * A wake-up that raced with the timeout is still owed a post: take it,
  * so no post is left for the next wait and @c outlives its poster.
- * Returns true, the lock not retaken, when @may_stay_unlocked and the
- * wake found @c's reply complete: the waker wrote woken_replied before
+ * Returns true, the lock not retaken, when the wake found @c's reply
+ * complete and nothing to revoke: the waker wrote woken_replied before
  * the post and nothing changes @c's reply state after that.
  */
-static bool call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
-		       bool may_stay_unlocked)
+static bool call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
 {
 	struct timespec ts = mono_deadline(deadline);
 	int rc;
@@ -480,7 +484,7 @@ static bool call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_
 	do
 		rc = sem_clockwait(&c->wake, CLOCK_MONOTONIC, &ts);
 	while (rc && errno == EINTR);
-	if (!rc && may_stay_unlocked && c->woken_replied)
+	if (!rc && c->woken_replied)
 		return true;
 	pthread_mutex_lock(&ct->lock);
 	if (c->waiting) {
@@ -497,8 +501,8 @@ static bool call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_
 	return false;
 }
 
-static int conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
-		     bool (*done)(const struct clnt_rdma_call *c), bool may_stay_unlocked)
+int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
+		   bool (*done)(const struct clnt_rdma_call *c))
 {
 	struct clnt_rdma_conn *cn = c->conn;
 	int rc = 0;
@@ -524,28 +528,12 @@ static int conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t 
 			cn->polling = false;
 			continue;
 		}
-		if (call_sleep(ct, c, deadline, may_stay_unlocked))
+		if (call_sleep(ct, c, deadline))
 			return CLNT_CONN_REPLIED_UNLOCKED; /* no hand-off owed: a poller hands off itself */
 	}
 	if (!cn->polling)
 		conn_handoff(ct, cn);
 	return rc;
-}
-
-int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
-		   bool (*done)(const struct clnt_rdma_call *c))
-{
-	return conn_wait(ct, c, deadline, done, false);
-}
-
-static bool call_replied(const struct clnt_rdma_call *c)
-{
-	return c->replied && !c->conn->slots[c->slot].send_pending;
-}
-
-int clnt_conn_wait_reply(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
-{
-	return conn_wait(ct, c, deadline, call_replied, !c->rb);
 }
 
 /* For callers that must not return while a window may still be written. */

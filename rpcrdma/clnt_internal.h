@@ -14,7 +14,7 @@
  * after the lock is released (clnt_rdma_unlock), so the woken thread
  * does not at once block on the mutex its waker still holds; a call
  * woken with its reply and nothing to revoke decodes without retaking
- * it (clnt_conn_wait_reply).
+ * it (CLNT_CONN_REPLIED_UNLOCKED).
  */
 #ifndef RPCRDMA_CLNT_INTERNAL_H
 #define RPCRDMA_CLNT_INTERNAL_H
@@ -71,7 +71,7 @@ struct clnt_rdma_call {
 	uint32_t slot;
 	uint32_t xid;
 	bool waiting;                /* asleep on wake, nobody has woken it yet */
-	bool woken_replied;          /* the wake found the reply in and the Send done */
+	bool woken_replied;          /* the wake found the reply in, the Send done, no chunk buffer */
 	bool replied;
 	bool inv_pending;            /* a local invalidation is posted */
 	bool failed;
@@ -117,6 +117,9 @@ struct rpcrdma_clnt {
 	struct sockaddr_storage addr;
 	struct netbuf svcaddr;
 };
+
+/* @c's reply is in and its Send done.  ct->lock held. */
+bool clnt_call_replied(const struct clnt_rdma_call *c);
 
 /* Wake @c if it sleeps in clnt_conn_wait: its semaphore is posted at the next unlock.  ct->lock held. */
 void clnt_call_wake(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c);
@@ -181,20 +184,17 @@ int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uin
 /*
  * clnt_conn_wait - wait until @done(@c), @c fails, or @deadline; the
  * waiting thread may serve as the poller.  ct->lock held.  Returns 0,
- * -ETIMEDOUT, or -errno of the failure (-ECONNRESET: connection lost).
+ * -ETIMEDOUT, or -errno of the failure (-ECONNRESET: connection lost),
+ * with ct->lock held; or CLNT_CONN_REPLIED_UNLOCKED with it released:
+ * @c has no chunk buffer (nothing to revoke) and was woken with its
+ * reply in (woken_replied), which it then owns alone, so it need not
+ * take the contended lock only to learn that.  Only the wait for the
+ * reply can see this: a call with a chunk buffer never does.
  */
+#define CLNT_CONN_REPLIED_UNLOCKED 1
 int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
 		   bool (*done)(const struct clnt_rdma_call *c));
 
-/*
- * clnt_conn_wait_reply - clnt_conn_wait until @c's reply is in and its
- * Send done.  ct->lock held.  Returns as clnt_conn_wait, or
- * CLNT_CONN_REPLIED_UNLOCKED, with ct->lock released: a call with no
- * chunk buffer (nothing to revoke) woken with its reply, which it then
- * owns alone, need not take the contended lock only to learn that.
- */
-#define CLNT_CONN_REPLIED_UNLOCKED 1
-int clnt_conn_wait_reply(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline);
 
 /* How long a call waits for its local invalidation before giving up the connection. */
 int64_t clnt_conn_inv_deadline(void);

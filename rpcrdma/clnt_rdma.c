@@ -433,7 +433,7 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 		clnt_rdma_end_access(ct, c);
 		return st;
 	}
-	rc = clnt_conn_wait_reply(ct, c, deadline);
+	rc = clnt_conn_wait(ct, c, deadline, clnt_call_replied);
 	if (rc == CLNT_CONN_REPLIED_UNLOCKED) {
 		st = clnt_rdma_decode(auth, c, xres, res);
 		pthread_mutex_lock(&ct->lock);
