@@ -380,7 +380,7 @@ static void conn_take_wc(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
 	struct clnt_rdma_slot *s;
 
 	if (wc->status != IBV_WC_SUCCESS) {
-		clnt_conn_kill(ct, cn, wc->status == IBV_WC_WR_FLUSH_ERR ? ECONNRESET : EIO);
+		clnt_conn_kill(ct, cn, rpcrdma_wc_errno(wc->status));
 		return;
 	}
 	switch (wc->kind) {

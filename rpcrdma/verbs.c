@@ -1131,6 +1131,32 @@ static void wc_from_ibv(struct rpcrdma_ep *ep, const struct ibv_wc *in, struct r
 	ep->slots_busy--;
 }
 
+int rpcrdma_wc_errno(enum ibv_wc_status status)
+{
+	switch (status) {
+	case IBV_WC_SUCCESS:
+		return 0;
+	case IBV_WC_WR_FLUSH_ERR:
+		return ECONNRESET;
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RESP_TIMEOUT_ERR:
+		return ETIMEDOUT;
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return ENOBUFS;
+	case IBV_WC_REM_ACCESS_ERR:
+		return EACCES;
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_REM_OP_ERR:
+	case IBV_WC_REM_ABORT_ERR:
+	case IBV_WC_REM_INV_RD_REQ_ERR:
+		return EREMOTEIO;
+	case IBV_WC_BAD_RESP_ERR:
+		return EPROTO;
+	default:
+		return EIO;
+	}
+}
+
 /*
  * Consume the channel's event and re-arm before polling, so none is lost.
  * An armed CQ raises one event and is then disarmed, so one read finds it,

@@ -165,6 +165,17 @@ int rpcrdma_ep_fd(const struct rpcrdma_ep *ep);
  */
 int rpcrdma_ep_cm_fd(const struct rpcrdma_ep *ep);
 /*
+ * rpcrdma_wc_errno - the errno a failed completion stands for, so a
+ * lost connection says why: 0 for IBV_WC_SUCCESS, ECONNRESET for a
+ * flush (the queue pair was already in error or torn down), ETIMEDOUT
+ * when the peer stopped acknowledging, ENOBUFS when it kept no receive
+ * posted, EACCES when it refused access to its memory, EREMOTEIO when
+ * it failed the operation, EPROTO for a response that made no sense,
+ * EIO for the local errors.
+ */
+int rpcrdma_wc_errno(enum ibv_wc_status status);
+
+/*
  * rpcrdma_ep_poll - collect up to @max completions without blocking
  * (consume the channel event, re-arm once it was consumed, poll, ack).
  * Returns the count.
