@@ -380,7 +380,7 @@ static bool call_invalidated(const struct clnt_rdma_call *c)
 static enum clnt_stat clnt_rdma_end_access(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 {
 	struct clnt_rdma_conn *cn = c->conn;
-	int rc;
+	int rc, err;
 
 	if (!c->rb)
 		return RPC_SUCCESS;
@@ -392,8 +392,9 @@ static enum clnt_stat clnt_rdma_end_access(struct rpcrdma_clnt *ct, struct clnt_
 	if (!rc)
 		return RPC_SUCCESS;
 	/* The buffer stays exposed: it is destroyed, not cached, when put. */
-	clnt_conn_kill(ct, cn, EIO);
-	return call_fail(c, RPC_CANTRECV, EIO);
+	err = rc < 0 ? -rc : EIO;
+	clnt_conn_kill(ct, cn, err);
+	return call_fail(c, RPC_CANTRECV, err);
 }
 
 static enum clnt_stat clnt_rdma_waited(struct clnt_rdma_call *c, int rc)

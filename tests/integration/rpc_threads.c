@@ -88,8 +88,14 @@ static void account(struct worker *w, uint32_t i, enum form f, uint32_t size, en
 		    bool same)
 {
 	if (st != RPC_SUCCESS) {
+		struct rpc_err e;
+
+		/* The CLIENT keeps the last call's error: with many threads it may be another's. */
+		clnt_geterr(w->cl, &e);
 		w->lost++;
-		report(w, "call %u %s %u bytes: %s", i, form_name[f], size, clnt_sperrno(st));
+		report(w, "call %u %s %u bytes: %s (last error on the CLIENT: %s)", i,
+		       form_name[f], size, clnt_sperrno(st),
+		       e.re_errno ? strerror(e.re_errno) : "no errno");
 	} else if (!same) {
 		w->mismatched++;
 		report(w, "call %u %s %u bytes: reply differs from what was sent", i, form_name[f],
