@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "rpcrdma/clnt_internal.h"
+#include "rpcrdma/debug.h"
 
 #define CONN_WC_BATCH     32
 #define CONN_KEEP_BYTES   (64ull << 20)
@@ -142,10 +143,11 @@ static void call_fail(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int err
 	clnt_call_wake(ct, c);
 }
 
-void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err)
+void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err, const char *why)
 {
 	if (cn->dead)
 		return;
+	rpcrdma_debug_conn_lost("client", (const struct sockaddr *)&ct->addr, why, err);
 	cn->dead = true;
 	cn->err = err;
 	for (uint32_t i = 0; i < cn->nslots; i++)
@@ -263,7 +265,7 @@ int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t 
 			return 0;
 		/* Every credit held by a call nobody waits for: start afresh. */
 		if (cn->orphans && cn->orphans >= cn->credits.outstanding) {
-			clnt_conn_kill(ct, cn, ETIMEDOUT);
+			clnt_conn_kill(ct, cn, ETIMEDOUT, "every credit is held by a timed-out call");
 			continue;
 		}
 		if (conn_credit_wait(ct, deadline))
@@ -274,7 +276,7 @@ int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t 
 static void conn_repost(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, uint32_t index)
 {
 	if (!cn->dead && rpcrdma_ep_repost_recv(cn->ep, index))
-		clnt_conn_kill(ct, cn, EIO);
+		clnt_conn_kill(ct, cn, EIO, "reposting a receive failed");
 }
 
 void clnt_conn_detach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
@@ -380,7 +382,7 @@ static void conn_take_wc(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
 	struct clnt_rdma_slot *s;
 
 	if (wc->status != IBV_WC_SUCCESS) {
-		clnt_conn_kill(ct, cn, rpcrdma_wc_errno(wc->status));
+		clnt_conn_kill(ct, cn, rpcrdma_wc_errno(wc->status), rpcrdma_wc_failure(wc->status));
 		return;
 	}
 	switch (wc->kind) {
@@ -421,7 +423,7 @@ static void conn_progress(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 	do {
 		n = rpcrdma_ep_poll(cn->ep, wc, CONN_WC_BATCH);
 		if (n < 0) {
-			clnt_conn_kill(ct, cn, -n);
+			clnt_conn_kill(ct, cn, -n, "polling the completion queue failed");
 			return;
 		}
 		for (int i = 0; i < n && !cn->dead; i++)
@@ -449,7 +451,9 @@ static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64
 	if (n > 0 && pfd[1].revents && !cn->dead) {
 		rc = rpcrdma_ep_wait(cn->ep, 0);
 		if (rc < 0)
-			clnt_conn_kill(ct, cn, -rc);
+			clnt_conn_kill(ct, cn, -rc,
+				       rc == -ECONNRESET ? "the peer disconnected"
+							 : "the connection manager reported a failure");
 	}
 }
 

@@ -154,8 +154,8 @@ bool clnt_conn_take_slot(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c);
 /* Drop a reference; the last one frees the connection.  ct->lock held. */
 void clnt_conn_put(struct clnt_rdma_conn *cn);
 
-/* Mark @cn dead with @err and wake everything waiting on it.  ct->lock held. */
-void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err);
+/* Mark @cn dead with @err (@why: for RPCRDMA_DEBUG) and wake everything waiting on it.  ct->lock held. */
+void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err, const char *why);
 
 /*
  * clnt_conn_attach - take a credit and a slot on ct->conn for @c

@@ -393,7 +393,7 @@ static enum clnt_stat clnt_rdma_end_access(struct rpcrdma_clnt *ct, struct clnt_
 		return RPC_SUCCESS;
 	/* The buffer stays exposed: it is destroyed, not cached, when put. */
 	err = rc < 0 ? -rc : EIO;
-	clnt_conn_kill(ct, cn, err);
+	clnt_conn_kill(ct, cn, err, "revoking a call's memory failed");
 	return call_fail(c, RPC_CANTRECV, err);
 }
 

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "cm-private/ccp_negotiation.h"
+#include "rpcrdma/debug.h"
 #include "rpcrdma/netconfig.h"
 #include "rpcrdma/rpcbind.h"
 #include "rpcrdma/svc_rdma_internal.h"
@@ -135,12 +136,24 @@ static void svc_rdma_ccp(struct svc_rdma_conn *c, const struct rpc_msg *call)
 
 /* ---- connection xp_ops --------------------------------------------------------------- */
 
+void svc_rdma_conn_kill(struct svc_rdma_conn *c, const char *why, int err)
+{
+	if (!c->dead)
+		rpcrdma_debug_conn_lost("server", (const struct sockaddr *)&c->raddr, why, err);
+	c->dead = true;
+}
+
 /* Nothing to serve now: handle cm events (a disconnect kills the connection) and wait. */
 static bool_t svc_rdma_idle(struct svc_rdma_conn *c, bool blocked)
 {
+	int rc;
+
 	c->blocked = blocked;
-	if (!c->dead && rpcrdma_ep_wait(c->ep, 0) < 0)
-		c->dead = true;
+	rc = c->dead ? 0 : rpcrdma_ep_wait(c->ep, 0);
+	if (rc < 0)
+		svc_rdma_conn_kill(c, rc == -ECONNRESET ? "the peer disconnected"
+							: "the connection manager reported a failure",
+				   -rc);
 	return FALSE;
 }
 

@@ -113,6 +113,12 @@ static inline struct svc_rdma_call *svc_rdma_oldest(struct svc_rdma_conn *c)
 int svc_rdma_poll_all(struct svc_rdma_conn *c);
 /* Take received messages into call slots while a reply buffer and a Send are sure for each. */
 void svc_rdma_take_msgs(struct svc_rdma_conn *c);
+/*
+ * Give up @c: svc_run() destroys it at its next look (XPRT_DIED).  @why
+ * and @err (0: none) are what RPCRDMA_DEBUG prints, for the first call
+ * only: the later ones follow from it.
+ */
+void svc_rdma_conn_kill(struct svc_rdma_conn *c, const char *why, int err);
 /* Post Reads for the calls taken, oldest first.  Returns 0 or -1 when the connection died. */
 int svc_rdma_pull_all(struct svc_rdma_conn *c);
 /* TRUE when @cl is complete in memory and its reply has room in the send queue. */

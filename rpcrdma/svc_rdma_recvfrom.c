@@ -23,7 +23,7 @@
 static void svc_rdma_read_done(struct svc_rdma_conn *c, uint64_t slot)
 {
 	if (slot >= SVC_CALLS_MAX || !c->calls[slot].reads_pending) {
-		c->dead = true; /* not one of ours: cannot happen */
+		svc_rdma_conn_kill(c, "a Read completed that was not posted", 0);
 		return;
 	}
 	c->calls[slot].reads_pending--;
@@ -35,16 +35,16 @@ static void svc_rdma_take_wc(struct svc_rdma_conn *c, const struct rpcrdma_wc *w
 	if (wc->kind == RPCRDMA_WC_READ)
 		svc_rdma_read_done(c, wc->wr_id);
 	if (wc->kind == RPCRDMA_WC_SEND && rpcrdma_replybufs_complete(&c->replies, wc->wr_id))
-		c->dead = true;
+		svc_rdma_conn_kill(c, "a Send completed out of order", 0);
 	if (wc->status != IBV_WC_SUCCESS) {
-		c->dead = true;
+		svc_rdma_conn_kill(c, rpcrdma_wc_failure(wc->status), rpcrdma_wc_errno(wc->status));
 		return;
 	}
 	if (wc->kind != RPCRDMA_WC_RECV)
 		return;
 	rpcrdma_credits_server_consumed(&c->credits);
 	if (c->qcount == c->qcap) { /* cannot happen: one slot per receive buffer */
-		c->dead = true;
+		svc_rdma_conn_kill(c, "more receives than queue slots", 0);
 		return;
 	}
 	c->queue[(c->qhead + c->qcount++) % c->qcap] = *wc;
@@ -57,7 +57,7 @@ static int svc_rdma_poll(struct svc_rdma_conn *c)
 	int n = rpcrdma_ep_poll(c->ep, wc, SVC_WC_BATCH);
 
 	if (n < 0) {
-		c->dead = true;
+		svc_rdma_conn_kill(c, "polling the completion queue failed", -n);
 		return -1;
 	}
 	for (int i = 0; i < n; i++)
@@ -163,7 +163,7 @@ void svc_rdma_call_end(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 	if (cl->have_recv) {
 		cl->have_recv = false;
 		if (rpcrdma_ep_repost_recv(c->ep, cl->recv_index))
-			c->dead = true;
+			svc_rdma_conn_kill(c, "reposting a receive failed", 0);
 		else
 			rpcrdma_credits_server_posted(&c->credits, 1);
 	}
@@ -238,7 +238,7 @@ int svc_rdma_pull_all(struct svc_rdma_conn *c)
 		struct svc_rdma_call *cl = &c->calls[(c->chead + i) % SVC_CALLS_MAX];
 
 		if (svc_rdma_pull_reads(c, cl)) {
-			c->dead = true;
+			svc_rdma_conn_kill(c, "posting RDMA Reads failed", 0);
 			return -1;
 		}
 		if (cl->pull_next < cl->hdr.nreads)
@@ -374,7 +374,7 @@ static bool svc_rdma_take_msg(struct svc_rdma_conn *c, const struct rpcrdma_wc *
 		goto err_chunk;
 	if (rc) {
 		svc_rdma_call_release(c, cl);
-		c->dead = true;
+		svc_rdma_conn_kill(c, "preparing a call's RDMA Reads failed", -rc);
 		return false;
 	}
 	return true;

@@ -43,7 +43,7 @@ static int svc_rdma_send(struct svc_rdma_conn *c, struct rpcrdma_replybuf *b, ui
 	rc = rpcrdma_ep_post_send(c->ep, &sge, 1, (uint64_t)(uintptr_t)b, inv, cl->inv_rkey);
 	rpcrdma_replybufs_posted(&c->replies, b); /* Writes before it may read it: freed with the QP */
 	if (rc) {
-		c->dead = true;
+		svc_rdma_conn_kill(c, "posting a Send failed", -rc);
 		return -EIO;
 	}
 	return 0;
@@ -71,7 +71,7 @@ void svc_rdma_send_error(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint
 	else
 		rpcrdma_header_init_err_chunk(h, xid, svc_rdma_grant(c, requested));
 	if (rpcrdma_replybufs_get(&c->replies, c->send_cap, &b)) {
-		c->dead = true;
+		svc_rdma_conn_kill(c, "no buffer for an RDMA_ERROR reply", 0);
 		return;
 	}
 	if (rpcrdma_header_encode(h, b->addr, c->send_cap, &len) == RPCRDMA_HDR_OK)
@@ -309,7 +309,7 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 	r->buf = NULL;
 	if (svc_rdma_reply_post(c, r, b)) {
 		rpcrdma_replybufs_posted(&c->replies, b);
-		c->dead = true;
+		svc_rdma_conn_kill(c, "posting a reply's RDMA Writes failed", 0);
 		return -EIO;
 	}
 	return svc_rdma_send(c, b, (uint32_t)hlen, cl);
@@ -334,7 +334,7 @@ bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 	if (rc == -EPROTO || rc == -ENOMEM)
 		svc_rdma_send_error(c, cl, xid, requested, ERR_CHUNK);
 	else if (rc)
-		c->dead = true;
+		svc_rdma_conn_kill(c, "a reply could not be sent", -rc);
 	svc_rdma_oldest_done(c);
 	return rc == 0;
 }

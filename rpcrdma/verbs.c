@@ -1157,6 +1157,13 @@ int rpcrdma_wc_errno(enum ibv_wc_status status)
 	}
 }
 
+const char *rpcrdma_wc_failure(enum ibv_wc_status status)
+{
+	if (status == IBV_WC_WR_FLUSH_ERR)
+		return "the queue pair went down, its work requests flushed";
+	return ibv_wc_status_str(status);
+}
+
 /*
  * Consume the channel's event and re-arm before polling, so none is lost.
  * An armed CQ raises one event and is then disarmed, so one read finds it,

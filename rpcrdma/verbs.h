@@ -174,6 +174,8 @@ int rpcrdma_ep_cm_fd(const struct rpcrdma_ep *ep);
  * EIO for the local errors.
  */
 int rpcrdma_wc_errno(enum ibv_wc_status status);
+/* What a failed completion says, in words (for RPCRDMA_DEBUG). */
+const char *rpcrdma_wc_failure(enum ibv_wc_status status);
 
 /*
  * rpcrdma_ep_poll - collect up to @max completions without blocking

@@ -26,3 +26,11 @@ Test(verbs, wc_errno_of_every_failure_is_nonzero)
 		cr_assert_neq(rpcrdma_wc_errno((enum ibv_wc_status)s), 0, "status %d", s);
 	cr_assert_eq(rpcrdma_wc_errno((enum ibv_wc_status)1000), EIO);
 }
+
+Test(verbs, wc_failure_says_flush_means_the_queue_pair_went_down)
+{
+	cr_assert_str_eq(rpcrdma_wc_failure(IBV_WC_WR_FLUSH_ERR),
+			 "the queue pair went down, its work requests flushed");
+	cr_assert_str_eq(rpcrdma_wc_failure(IBV_WC_REM_ACCESS_ERR),
+			 ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
+}
