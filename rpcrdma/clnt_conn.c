@@ -451,9 +451,7 @@ static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64
 	if (n > 0 && pfd[1].revents && !cn->dead) {
 		rc = rpcrdma_ep_wait(cn->ep, 0);
 		if (rc < 0)
-			clnt_conn_kill(ct, cn, -rc,
-				       rc == -ECONNRESET ? "the peer disconnected"
-							 : "the connection manager reported a failure");
+			clnt_conn_kill(ct, cn, -rc, rpcrdma_ep_wait_failure(rc));
 	}
 }
 
@@ -520,7 +518,7 @@ int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t de
 		}
 		left = deadline - rpcrdma_now_ms();
 		if (left <= 0) {
-			rc = -ETIMEDOUT;
+			rc = CLNT_CONN_DEADLINE;
 			break;
 		}
 		if (!cn->polling) {

@@ -184,14 +184,17 @@ int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uin
 /*
  * clnt_conn_wait - wait until @done(@c), @c fails, or @deadline; the
  * waiting thread may serve as the poller.  ct->lock held.  Returns 0,
- * -ETIMEDOUT, or -errno of the failure (-ECONNRESET: connection lost),
- * with ct->lock held; or CLNT_CONN_REPLIED_UNLOCKED with it released:
+ * CLNT_CONN_DEADLINE, or -errno of the failure (-ECONNRESET: connection
+ * lost; -ETIMEDOUT is a failure too, the peer's transport retries
+ * exhausted, not our deadline), with ct->lock held; or
+ * CLNT_CONN_REPLIED_UNLOCKED with it released:
  * @c has no chunk buffer (nothing to revoke) and was woken with its
  * reply in (woken_replied), which it then owns alone, so it need not
  * take the contended lock only to learn that.  Only the wait for the
  * reply can see this: a call with a chunk buffer never does.
  */
 #define CLNT_CONN_REPLIED_UNLOCKED 1
+#define CLNT_CONN_DEADLINE         2
 int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
 		   bool (*done)(const struct clnt_rdma_call *c));
 

@@ -392,14 +392,14 @@ static enum clnt_stat clnt_rdma_end_access(struct rpcrdma_clnt *ct, struct clnt_
 	if (!rc)
 		return RPC_SUCCESS;
 	/* The buffer stays exposed: it is destroyed, not cached, when put. */
-	err = rc < 0 ? -rc : EIO;
+	err = rc < 0 ? -rc : ETIMEDOUT; /* CLNT_CONN_DEADLINE */
 	clnt_conn_kill(ct, cn, err, "revoking a call's memory failed");
 	return call_fail(c, RPC_CANTRECV, err);
 }
 
 static enum clnt_stat clnt_rdma_waited(struct clnt_rdma_call *c, int rc)
 {
-	if (rc == -ETIMEDOUT)
+	if (rc == CLNT_CONN_DEADLINE)
 		return call_fail(c, RPC_TIMEDOUT, 0);
 	c->conn_lost = true;
 	return call_fail(c, RPC_CANTRECV, -rc);

@@ -21,7 +21,7 @@ static bool debug_on(void)
 void rpcrdma_debug_conn_lost(const char *side, const struct sockaddr *peer, const char *why,
 			     int err)
 {
-	char uaddr[64];
+	char uaddr[64], text[128];
 
 	if (!debug_on())
 		return;
@@ -29,7 +29,7 @@ void rpcrdma_debug_conn_lost(const char *side, const struct sockaddr *peer, cons
 		snprintf(uaddr, sizeof(uaddr), "an unknown address");
 	if (err)
 		fprintf(stderr, "rpcrdma: %s: connection with %s closed: %s (%s)\n", side, uaddr,
-			why, strerror(err));
+			why, strerror_r(err, text, sizeof(text)));
 	else
 		fprintf(stderr, "rpcrdma: %s: connection with %s closed: %s\n", side, uaddr, why);
 }

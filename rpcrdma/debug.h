@@ -1,6 +1,6 @@
 /*
  * Debug messages on stderr, on when the environment has RPCRDMA_DEBUG
- * set to anything but "" or "0": why a connection was given up, which
+ * set to anything but "" or "0": why a connection was lost or given up, which
  * a peer sees only as a disconnect and a caller only as an errno.
  */
 #ifndef RPCRDMA_DEBUG_H

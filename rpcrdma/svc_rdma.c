@@ -151,9 +151,7 @@ static bool_t svc_rdma_idle(struct svc_rdma_conn *c, bool blocked)
 	c->blocked = blocked;
 	rc = c->dead ? 0 : rpcrdma_ep_wait(c->ep, 0);
 	if (rc < 0)
-		svc_rdma_conn_kill(c, rc == -ECONNRESET ? "the peer disconnected"
-							: "the connection manager reported a failure",
-				   -rc);
+		svc_rdma_conn_kill(c, rpcrdma_ep_wait_failure(rc), -rc);
 	return FALSE;
 }
 

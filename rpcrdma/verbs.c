@@ -1234,6 +1234,12 @@ int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms)
 	return 0;
 }
 
+const char *rpcrdma_ep_wait_failure(int rc)
+{
+	return rc == -ECONNRESET ? "the connection manager reported a disconnect"
+				 : "waiting for connection manager events failed";
+}
+
 uint32_t rpcrdma_ep_send_depth(const struct rpcrdma_ep *ep)
 {
 	return ep->params.send_depth;

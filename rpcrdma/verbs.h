@@ -189,6 +189,8 @@ int rpcrdma_ep_poll(struct rpcrdma_ep *ep, struct rpcrdma_wc *wc, int max);
  * ready, 0 on timeout, -ECONNRESET once the peer disconnected.
  */
 int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms);
+/* What a negative rpcrdma_ep_wait() result means, in words (for RPCRDMA_DEBUG). */
+const char *rpcrdma_ep_wait_failure(int rc);
 /* True once a DISCONNECTED, DEVICE_REMOVAL or error cm event was seen. */
 bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep);
 

@@ -93,9 +93,14 @@ static void account(struct worker *w, uint32_t i, enum form f, uint32_t size, en
 		/* The CLIENT keeps the last call's error: with many threads it may be another's. */
 		clnt_geterr(w->cl, &e);
 		w->lost++;
-		report(w, "call %u %s %u bytes: %s (last error on the CLIENT: %s)", i,
-		       form_name[f], size, clnt_sperrno(st),
-		       e.re_errno ? strerror(e.re_errno) : "no errno");
+		if (e.re_status == RPC_CANTSEND || e.re_status == RPC_CANTRECV ||
+		    e.re_status == RPC_SYSTEMERROR)
+			report(w, "call %u %s %u bytes: %s (the CLIENT's last error: %s, %s)", i,
+			       form_name[f], size, clnt_sperrno(st), clnt_sperrno(e.re_status),
+			       strerror(e.re_errno));
+		else
+			report(w, "call %u %s %u bytes: %s", i, form_name[f], size,
+			       clnt_sperrno(st));
 	} else if (!same) {
 		w->mismatched++;
 		report(w, "call %u %s %u bytes: reply differs from what was sent", i, form_name[f],
