@@ -198,7 +198,6 @@ int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uin
 int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
 		   bool (*done)(const struct clnt_rdma_call *c));
 
-
 /* How long a call waits for its local invalidation before giving up the connection. */
 int64_t clnt_conn_inv_deadline(void);
 
