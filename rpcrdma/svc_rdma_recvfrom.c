@@ -159,11 +159,14 @@ void svc_rdma_call_release(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 /* Free what @cl holds and give its receive back; again is harmless. */
 void svc_rdma_call_end(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 {
+	int rc;
+
 	svc_rdma_call_release(c, cl);
 	if (cl->have_recv) {
 		cl->have_recv = false;
-		if (rpcrdma_ep_repost_recv(c->ep, cl->recv_index))
-			svc_rdma_conn_kill(c, "reposting a receive failed", 0);
+		rc = rpcrdma_ep_repost_recv(c->ep, cl->recv_index);
+		if (rc)
+			svc_rdma_conn_kill(c, "reposting a receive failed", -rc);
 		else
 			rpcrdma_credits_server_posted(&c->credits, 1);
 	}
@@ -236,9 +239,10 @@ int svc_rdma_pull_all(struct svc_rdma_conn *c)
 {
 	for (uint32_t i = 0; i < c->ccount; i++) {
 		struct svc_rdma_call *cl = &c->calls[(c->chead + i) % SVC_CALLS_MAX];
+		int rc = svc_rdma_pull_reads(c, cl);
 
-		if (svc_rdma_pull_reads(c, cl)) {
-			svc_rdma_conn_kill(c, "posting RDMA Reads failed", 0);
+		if (rc) {
+			svc_rdma_conn_kill(c, "posting RDMA Reads failed", -rc);
 			return -1;
 		}
 		if (cl->pull_next < cl->hdr.nreads)

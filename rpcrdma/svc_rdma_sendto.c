@@ -64,14 +64,16 @@ void svc_rdma_send_error(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint
 	struct rpcrdma_header *h = &cl->hdr;
 	struct rpcrdma_replybuf *b;
 	size_t len;
+	int rc;
 
 	svc_rdma_call_end(c, cl);
 	if (err == ERR_VERS)
 		rpcrdma_header_init_err_vers(h, xid, svc_rdma_grant(c, requested));
 	else
 		rpcrdma_header_init_err_chunk(h, xid, svc_rdma_grant(c, requested));
-	if (rpcrdma_replybufs_get(&c->replies, c->send_cap, &b)) {
-		svc_rdma_conn_kill(c, "no buffer for an RDMA_ERROR reply", 0);
+	rc = rpcrdma_replybufs_get(&c->replies, c->send_cap, &b);
+	if (rc) {
+		svc_rdma_conn_kill(c, "no buffer for an RDMA_ERROR reply", -rc);
 		return;
 	}
 	if (rpcrdma_header_encode(h, b->addr, c->send_cap, &len) == RPCRDMA_HDR_OK)
@@ -307,9 +309,10 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 	}
 	b = r->buf;
 	r->buf = NULL;
-	if (svc_rdma_reply_post(c, r, b)) {
+	rc = svc_rdma_reply_post(c, r, b);
+	if (rc) {
 		rpcrdma_replybufs_posted(&c->replies, b);
-		svc_rdma_conn_kill(c, "posting a reply's RDMA Writes failed", 0);
+		svc_rdma_conn_kill(c, "posting a reply's RDMA Writes failed", -rc);
 		return -EIO;
 	}
 	return svc_rdma_send(c, b, (uint32_t)hlen, cl);
