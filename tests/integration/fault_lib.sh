@@ -125,6 +125,21 @@ client_finish() {
     grep '^figure: ' "$log" | sed "s/^figure: /figure: $prog: $provider: /"
 }
 
+# rdma_link_up DEV: DEV exists and its port is ACTIVE
+rdma_link_up() { [ -d "/sys/class/infiniband/$1" ] && rdma link show "$1/1" 2>/dev/null | grep -q 'state ACTIVE'; }
+# rdma_link_add DEV NETDEV: a $provider device DEV on NETDEV (unless it is
+# up already), waiting 20 s at most for its port to become ACTIVE
+rdma_link_add() {
+    local i
+    rdma_link_up "$1" && return 0
+    rdma link add "$1" type "$provider" netdev "$2" || return 1
+    for i in $(seq 200); do
+        rdma_link_up "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 fault_end() {
     echo "$prog: $provider: $passed passed, $failed failed ($((SECONDS - t_start))s)"
     [ "$failed" = 0 ] && [ "$passed" -gt 0 ]
