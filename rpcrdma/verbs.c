@@ -1152,6 +1152,8 @@ int rpcrdma_wc_errno(enum ibv_wc_status status)
 		return EREMOTEIO;
 	case IBV_WC_BAD_RESP_ERR:
 		return EPROTO;
+	case IBV_WC_LOC_LEN_ERR:
+		return EMSGSIZE; /* a Send larger than the receive buffer, or ours than the peer's */
 	default:
 		return EIO;
 	}

@@ -171,7 +171,8 @@ int rpcrdma_ep_cm_fd(const struct rpcrdma_ep *ep);
  * when the peer stopped acknowledging, ENOBUFS when it kept no receive
  * posted, EACCES when it refused access to its memory, EREMOTEIO when
  * it failed the operation, EPROTO for a response that made no sense,
- * EIO for the local errors.
+ * EMSGSIZE for a message larger than the buffer that was to take it,
+ * EIO for the other local errors.
  */
 int rpcrdma_wc_errno(enum ibv_wc_status status);
 /* What a failed completion says, in words (for RPCRDMA_DEBUG). */

@@ -515,6 +515,17 @@ static void a_truncate(struct conn *cn, struct call *c, uint32_t len)
 	send_bytes(cn, c, atk_buf, len < full ? len : full);
 }
 
+/* The correct reply padded to @len bytes: more than the client's receive buffers hold. */
+static void a_oversize(struct conn *cn, struct call *c, uint32_t len)
+{
+	uint32_t full;
+
+	serve(cn, c, &atk_rep);
+	full = encode(&atk_rep, atk_buf, sizeof(atk_buf));
+	memset(atk_buf + full, 0, len - full);
+	send_bytes(cn, c, atk_buf, len);
+}
+
 static void set_xid(struct reply *rep, uint32_t xid)
 {
 	rep->xid = xid;
@@ -838,6 +849,10 @@ static const struct scenario attacks[] = {
 	ATTACK("reply chunk when none was offered", P_NULL, "null", "CANTDECODERES", a_chunk_lie,
 	       LIE_REPLY_UNOFFERED, 1),
 	ATTACK("huge counts and lengths", P_NULL, "null", "CANTDECODERES", a_huge, 0, 6),
+	{ .name = "reply Send larger than the client's receive buffers", .target = P_NULL,
+	  .attack = a_oversize, .arg = 8192,
+	  .steps = "echo/64=ok null=CANTRECV echo/200=ok read/4096=ok "
+		   "longres/2000=ok+write/4096=ok+echo/3000=ok" },
 	ATTACK("RDMA_ERROR ERR_VERS", P_NULL, "null", "VERSMISMATCH", a_rdma_error, 0, 2),
 	ATTACK("RDMA_ERROR odd contents", P_NULL, "null", "CANTDECODERES", a_rdma_error, 2, 7),
 	CREDITS("credit grant 0", 0, "echo/64=ok null=ok echo/100x8=ok read/4096x4=ok"),

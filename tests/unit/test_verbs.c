@@ -16,6 +16,7 @@ Test(verbs, wc_errno_names_the_cause)
 	cr_assert_eq(rpcrdma_wc_errno(IBV_WC_REM_OP_ERR), EREMOTEIO);
 	cr_assert_eq(rpcrdma_wc_errno(IBV_WC_REM_INV_REQ_ERR), EREMOTEIO);
 	cr_assert_eq(rpcrdma_wc_errno(IBV_WC_BAD_RESP_ERR), EPROTO);
+	cr_assert_eq(rpcrdma_wc_errno(IBV_WC_LOC_LEN_ERR), EMSGSIZE);
 	cr_assert_eq(rpcrdma_wc_errno(IBV_WC_LOC_PROT_ERR), EIO);
 	cr_assert_eq(rpcrdma_wc_errno(IBV_WC_MW_BIND_ERR), EIO);
 }
