@@ -87,17 +87,22 @@ struct clnt_rdma_call {
 	uint8_t *stage;
 	uint32_t stage_cap;
 	struct rpcrdma_xdr_stream s;
-	struct rpcrdma_call_plan plan;
-	struct rpcrdma_header hdr;
 	bool sent;                   /* posted on the current attempt's connection */
 	bool conn_lost;              /* the attempt failed with its connection */
 	bool err_chunk;              /* the server answered RDMA_ERROR ERR_CHUNK */
 	bool big_reply;              /* offer reply room for max_rpc_size */
 	struct rpcrdma_regbuf *rb;
 	uint32_t rb_len;
+	uint32_t reply_off;
+	/*
+	 * Not zeroed when the call is made (7 KiB of the 8): each attempt
+	 * plans (plan), lays out its buffer by the plan's counts (read_off,
+	 * write_off) and builds its header (hdr) before anything reads them.
+	 */
+	struct rpcrdma_call_plan plan;
 	uint32_t read_off[RPCRDMA_MAX_READ_SEGS];     /* offsets in rb */
 	uint32_t write_off[RPCRDMA_MAX_WRITE_CHUNKS]; /* offsets in rb */
-	uint32_t reply_off;
+	struct rpcrdma_header hdr;
 };
 
 struct rpcrdma_clnt {

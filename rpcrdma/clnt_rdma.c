@@ -12,6 +12,7 @@
  * the server's credit grant.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -538,10 +539,11 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 static struct clnt_rdma_call *clnt_rdma_call_new(struct rpcrdma_clnt *ct, rpcprog_t prog,
 						 rpcvers_t vers, rpcproc_t proc)
 {
-	struct clnt_rdma_call *c = calloc(1, sizeof(*c));
+	struct clnt_rdma_call *c = malloc(sizeof(*c));
 
 	if (!c)
 		return NULL;
+	memset(c, 0, offsetof(struct clnt_rdma_call, plan));
 	sem_init(&c->wake, 0, 0);
 	c->xid = __atomic_add_fetch(&ct->xid, 1, __ATOMIC_RELAXED);
 	c->prog = prog;
