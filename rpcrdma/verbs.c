@@ -1153,7 +1153,7 @@ int rpcrdma_wc_errno(enum ibv_wc_status status)
 	case IBV_WC_BAD_RESP_ERR:
 		return EPROTO;
 	case IBV_WC_LOC_LEN_ERR:
-		return EMSGSIZE; /* a Send larger than the receive buffer, or ours than the peer's */
+		return EMSGSIZE; /* a message larger than the posted receive, or a work request than the device allows */
 	default:
 		return EIO;
 	}

@@ -522,6 +522,11 @@ static void a_oversize(struct conn *cn, struct call *c, uint32_t len)
 
 	serve(cn, c, &atk_rep);
 	full = encode(&atk_rep, atk_buf, sizeof(atk_buf));
+	if (len < full || len > sizeof(atk_buf)) {
+		problem("oversized reply of %u bytes: the reply alone is %u, the buffer %zu", len, full,
+			sizeof(atk_buf));
+		return;
+	}
 	memset(atk_buf + full, 0, len - full);
 	send_bytes(cn, c, atk_buf, len);
 }
