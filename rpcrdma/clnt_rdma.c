@@ -12,8 +12,8 @@
  * the server's credit grant.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

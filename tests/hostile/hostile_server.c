@@ -505,29 +505,22 @@ static void a_type(struct conn *cn, struct call *c, uint32_t type)
 	send_reply(cn, c, &atk_rep);
 }
 
-/* The correct reply cut to its first @len bytes (0: a zero-length Send). */
-static void a_truncate(struct conn *cn, struct call *c, uint32_t len)
+/*
+ * The correct reply cut to its first @len bytes (0: a zero-length Send),
+ * or padded with zeros to @len: more than the client's receive buffers hold.
+ */
+static void a_length(struct conn *cn, struct call *c, uint32_t len)
 {
 	uint32_t full;
 
 	serve(cn, c, &atk_rep);
 	full = encode(&atk_rep, atk_buf, sizeof(atk_buf));
-	send_bytes(cn, c, atk_buf, len < full ? len : full);
-}
-
-/* The correct reply padded to @len bytes: more than the client's receive buffers hold. */
-static void a_oversize(struct conn *cn, struct call *c, uint32_t len)
-{
-	uint32_t full;
-
-	serve(cn, c, &atk_rep);
-	full = encode(&atk_rep, atk_buf, sizeof(atk_buf));
-	if (len < full || len > sizeof(atk_buf)) {
-		problem("oversized reply of %u bytes: the reply alone is %u, the buffer %zu", len, full,
-			sizeof(atk_buf));
+	if (len > sizeof(atk_buf)) {
+		problem("a reply of %u bytes: the buffer holds %zu", len, sizeof(atk_buf));
 		return;
 	}
-	memset(atk_buf + full, 0, len - full);
+	if (len > full)
+		memset(atk_buf + full, 0, len - full);
 	send_bytes(cn, c, atk_buf, len);
 }
 
@@ -826,12 +819,12 @@ static const struct scenario attacks[] = {
 	ATTACK("type RDMA_ERROR over a reply", P_NULL, "null", "CANTDECODERES", a_type, 4, 1),
 	ATTACK("type 5", P_NULL, "null", "CANTDECODERES", a_type, 5, 1),
 	ATTACK("type 0xffffffff", P_NULL, "null", "CANTDECODERES", a_type, 0xffffffffu, 1),
-	ATTACK("zero-length Send and 1-3 bytes", P_NULL, "null", "TIMEDOUT", a_truncate, 0, 4),
-	ATTACK("header truncated at 4..27 bytes", P_NULL, "null", "CANTDECODERES", a_truncate, 4, 24),
-	ATTACK("RPC reply truncated at 28..51 bytes", P_NULL, "null", "CANTDECODERES", a_truncate,
+	ATTACK("zero-length Send and 1-3 bytes", P_NULL, "null", "TIMEDOUT", a_length, 0, 4),
+	ATTACK("header truncated at 4..27 bytes", P_NULL, "null", "CANTDECODERES", a_length, 4, 24),
+	ATTACK("RPC reply truncated at 28..51 bytes", P_NULL, "null", "CANTDECODERES", a_length,
 	       28, 24),
 	ATTACK("READ reply truncated in its write list", P_READ, "read/4096", "CANTDECODERES",
-	       a_truncate, 24, 12),
+	       a_length, 24, 12),
 	ATTACK("reply to an XID never sent, then the real one", P_READ, "read/4096", "ok",
 	       a_stray_or_twice, 0, 1),
 	ATTACK("the same reply twice", P_READ, "read/4096", "ok", a_stray_or_twice, 1, 1),
@@ -855,7 +848,7 @@ static const struct scenario attacks[] = {
 	       LIE_REPLY_UNOFFERED, 1),
 	ATTACK("huge counts and lengths", P_NULL, "null", "CANTDECODERES", a_huge, 0, 6),
 	{ .name = "reply Send larger than the client's receive buffers", .target = P_NULL,
-	  .attack = a_oversize, .arg = 8192,
+	  .attack = a_length, .arg = 8192,
 	  .steps = "echo/64=ok null=CANTRECV echo/200=ok read/4096=ok "
 		   "longres/2000=ok+write/4096=ok+echo/3000=ok" },
 	ATTACK("RDMA_ERROR ERR_VERS", P_NULL, "null", "VERSMISMATCH", a_rdma_error, 0, 2),
