@@ -76,6 +76,18 @@ static void config_fill(struct raw_peer_config *out, const struct raw_peer_confi
 		out->mem_bytes = def.mem_bytes;
 }
 
+/* What the last local failure of a connect in this thread was: step and errno. */
+static __thread char local_why[160];
+
+static enum raw_connect_result local_fail(const char *step)
+{
+	int e = errno;
+
+	snprintf(local_why, sizeof(local_why), "local error: %s: %s (errno %d)", step,
+		 e ? strerror(e) : "no errno set", e);
+	return RAW_CONNECT_LOCAL_ERROR;
+}
+
 const char *raw_connect_result_str(enum raw_connect_result r)
 {
 	switch (r) {
@@ -83,7 +95,7 @@ const char *raw_connect_result_str(enum raw_connect_result r)
 	case RAW_CONNECT_REJECTED: return "rejected";
 	case RAW_CONNECT_UNREACHABLE: return "unreachable";
 	case RAW_CONNECT_TIMEOUT: return "timeout";
-	case RAW_CONNECT_LOCAL_ERROR: return "local error";
+	case RAW_CONNECT_LOCAL_ERROR: return local_why[0] ? local_why : "local error";
 	}
 	return "?";
 }
@@ -315,7 +327,7 @@ static enum raw_connect_result wait_cm(struct raw_peer *p, enum rdma_cm_event_ty
 	if (rc > 0)
 		return RAW_CONNECT_TIMEOUT;
 	if (rc < 0)
-		return RAW_CONNECT_LOCAL_ERROR;
+		return local_fail("waiting for an rdma_cm event");
 	if (ev->type == want)
 		return RAW_CONNECT_OK;
 	return ev->type == RDMA_CM_EVENT_REJECTED ? RAW_CONNECT_REJECTED : RAW_CONNECT_UNREACHABLE;
@@ -330,20 +342,22 @@ static enum raw_connect_result connect_steps(struct raw_peer *p, const char *add
 	enum raw_connect_result r;
 	struct cm_ev ev;
 
+	errno = 0; /* libsiw can fail without setting it */
 	if (parse_addr(addr, port, &ss))
-		return RAW_CONNECT_LOCAL_ERROR;
+		return local_fail("parsing the address");
 	if (rdma_create_id(p->ec, &p->id, p, RDMA_PS_TCP))
-		return RAW_CONNECT_LOCAL_ERROR;
+		return local_fail("rdma_create_id");
 	if (rdma_resolve_addr(p->id, NULL, (struct sockaddr *)&ss, ms_left(deadline)))
-		return RAW_CONNECT_LOCAL_ERROR;
+		return local_fail("rdma_resolve_addr");
 	if ((r = wait_cm(p, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, &ev)))
 		return r;
 	if (rdma_resolve_route(p->id, ms_left(deadline)))
-		return RAW_CONNECT_LOCAL_ERROR;
+		return local_fail("rdma_resolve_route");
 	if ((r = wait_cm(p, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, &ev)))
 		return r;
+	errno = 0;
 	if (peer_build(p))
-		return RAW_CONNECT_LOCAL_ERROR;
+		return local_fail("building the PD, CQ, QP and buffers");
 	param.initiator_depth = p->cfg.initiator_depth;
 	param.responder_resources = p->cfg.responder_resources;
 	param.retry_count = 6;
@@ -357,7 +371,7 @@ static enum raw_connect_result connect_steps(struct raw_peer *p, const char *add
 		}
 	}
 	if (rdma_connect(p->id, &param))
-		return RAW_CONNECT_LOCAL_ERROR;
+		return local_fail("rdma_connect");
 	r = wait_cm(p, RDMA_CM_EVENT_ESTABLISHED, deadline, &ev);
 	if (r == RAW_CONNECT_OK || r == RAW_CONNECT_REJECTED) {
 		memcpy(p->peer_pd, ev.pd, ev.pd_len);
@@ -373,9 +387,10 @@ struct raw_peer *raw_connect(const char *addr, uint16_t port, const struct raw_p
 			     enum raw_connect_result *result)
 {
 	struct raw_peer *p = peer_new(cfg);
-	enum raw_connect_result r = p ? connect_steps(p, addr, port, cp, timeout_ms)
-				      : RAW_CONNECT_LOCAL_ERROR;
+	enum raw_connect_result r;
 
+	local_why[0] = 0;
+	r = p ? connect_steps(p, addr, port, cp, timeout_ms) : local_fail("allocating the peer");
 	if (result)
 		*result = r;
 	if (r != RAW_CONNECT_OK) {
