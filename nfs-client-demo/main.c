@@ -42,6 +42,9 @@ static void usage(FILE *f)
 "      --timeout SECONDS  time limit of each call (default 60)\n"
 "      --retry            over RDMA, send a call cut off by a lost connection again on a\n"
 "                         new connection, within its time limit\n"
+"      --retry-timeout SECONDS\n"
+"                         over RDMA, also take a call without a reply for SECONDS as\n"
+"                         cut off: reset its connection and send it again (implies --retry)\n"
 "      --no-progress      no progress bar for get and put\n"
 "  -h, --help             display this help and exit\n"
 "      --version          output version information and exit\n"
@@ -203,7 +206,10 @@ static int open_failed(const struct nfs_session *s, struct nfs_status st, const 
 	return NFS_EXIT_CONNECT;
 }
 
-enum { OPT_RSIZE = 256, OPT_WSIZE, OPT_TIMEOUT, OPT_RETRY, OPT_NO_PROGRESS, OPT_VERSION };
+enum {
+	OPT_RSIZE = 256, OPT_WSIZE, OPT_TIMEOUT, OPT_RETRY, OPT_RETRY_TIMEOUT, OPT_NO_PROGRESS,
+	OPT_VERSION
+};
 
 static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
@@ -212,6 +218,7 @@ static const struct option long_options[] = {
 	{ "wsize", required_argument, NULL, OPT_WSIZE },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "retry", no_argument, NULL, OPT_RETRY },
+	{ "retry-timeout", required_argument, NULL, OPT_RETRY_TIMEOUT },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -251,6 +258,12 @@ int main(int argc, char **argv)
 			cfg.timeout_s = (unsigned int)v;
 			break;
 		case OPT_RETRY: cfg.retry = true; break;
+		case OPT_RETRY_TIMEOUT:
+			if (!parse_number(optarg, 1, 86400, &v))
+				return usage_error("invalid retry timeout '%s'", optarg);
+			cfg.retry_timeout_s = (unsigned int)v;
+			cfg.retry = true;
+			break;
 		case OPT_NO_PROGRESS: c.progress = false; break;
 		case 'h': usage(stdout); return NFS_EXIT_OK;
 		case OPT_VERSION: puts(VERSION_TEXT); return NFS_EXIT_OK;

@@ -164,6 +164,17 @@ static CLIENT *tcp_client(struct nfs_session *s)
 	return cl;
 }
 
+static bool retry_timeout_set(const struct nfs_session *s, CLIENT *cl)
+{
+	struct timeval tv = { .tv_sec = s->cfg.retry_timeout_s };
+
+	if (!s->cfg.retry_timeout_s || clnt_control(cl, CLSET_RETRY_TIMEOUT, (char *)&tv))
+		return true;
+	rpc_createerr.cf_stat = RPC_SYSTEMERROR;
+	rpc_createerr.cf_error.re_errno = EINVAL;
+	return false;
+}
+
 static CLIENT *nfs_client(struct nfs_session *s)
 {
 	struct rpcrdma_options o;
@@ -177,6 +188,10 @@ static CLIENT *nfs_client(struct nfs_session *s)
 		o.call_timeout = s->tv;
 		o.reconnect_resend = s->cfg.retry;
 		cl = clnt_rdma_tli_create((struct sockaddr *)&s->addr, NFS_PROGRAM, NFS_V3, &o);
+		if (cl && !retry_timeout_set(s, cl)) {
+			clnt_destroy(cl);
+			return NULL;
+		}
 	}
 	if (cl)
 		set_auth(s, cl);

@@ -24,6 +24,7 @@ struct nfs_session_config {
 	struct nfs_url url;
 	unsigned int timeout_s;   /* per call */
 	bool retry;               /* RDMA: resend calls cut off by a lost connection */
+	unsigned int retry_timeout_s; /* RDMA, with retry: CLSET_RETRY_TIMEOUT; 0: none */
 	uint32_t rsize_cap, wsize_cap; /* 0: no cap beyond NFS_SESSION_IO_MAX */
 };
 

@@ -89,6 +89,7 @@ struct clnt_rdma_call {
 	struct rpcrdma_xdr_stream s;
 	bool sent;                   /* posted on the current attempt's connection */
 	bool conn_lost;              /* the attempt failed with its connection */
+	bool retry_expired;          /* ...reset by us: no reply within the retry timeout */
 	bool err_chunk;              /* the server answered RDMA_ERROR ERR_CHUNK */
 	bool big_reply;              /* offer reply room for max_rpc_size */
 	struct rpcrdma_regbuf *rb;
@@ -116,6 +117,7 @@ struct rpcrdma_clnt {
 	struct rpcrdma_options opts;
 	struct timeval timeout;
 	bool timeout_set;
+	struct timeval retry_timeout; /* CLSET_RETRY_TIMEOUT; zero: wait out the call's timeout */
 	uint32_t xid;                /* of the last call */
 	rpcprog_t prog;
 	rpcvers_t vers;

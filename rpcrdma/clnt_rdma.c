@@ -407,6 +407,26 @@ static enum clnt_stat clnt_rdma_waited(struct clnt_rdma_call *c, int rc)
 }
 
 /*
+ * When this attempt stops waiting: the call's deadline, or sooner with a
+ * retry timeout and resending allowed.  A reliable connection that
+ * returns no reply for that long is taken for stuck (a peer or provider
+ * that stopped without an error), as Linux's xprtrdma does on a timeout:
+ * the connection is reset and the call sent again on a new one.  Not
+ * for CCP, which runs while the connection is being made.
+ */
+static int64_t clnt_rdma_try_end(const struct rpcrdma_clnt *ct, const struct clnt_rdma_conn *cn,
+				 int64_t deadline)
+{
+	struct timeval r = ct->retry_timeout;
+	int64_t end;
+
+	if (!ct->opts.reconnect_resend || cn->ccp_pending || (!r.tv_sec && !r.tv_usec))
+		return deadline;
+	end = rpcrdma_now_ms() + (int64_t)r.tv_sec * 1000 + r.tv_usec / 1000;
+	return end < deadline ? end : deadline;
+}
+
+/*
  * Send @c on the connection it is attached to and take its reply.
  * Called and returns with ct->lock held; marshalled data is @c's.
  */
@@ -415,6 +435,7 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 					 xdrproc_t xres, void *res, int64_t deadline)
 {
 	struct clnt_rdma_conn *cn = c->conn;
+	int64_t try_end = clnt_rdma_try_end(ct, cn, deadline);
 	enum clnt_stat st, end;
 	int rc;
 
@@ -435,7 +456,12 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 		clnt_rdma_end_access(ct, c);
 		return st;
 	}
-	rc = clnt_conn_wait(ct, c, deadline, clnt_call_replied);
+	rc = clnt_conn_wait(ct, c, try_end, clnt_call_replied);
+	if (rc == CLNT_CONN_DEADLINE && try_end < deadline) {
+		clnt_conn_kill(ct, cn, ETIMEDOUT, "no reply within the retry timeout");
+		c->retry_expired = true;
+		rc = -ETIMEDOUT;
+	}
 	if (rc == CLNT_CONN_REPLIED_UNLOCKED) {
 		st = clnt_rdma_decode(auth, c, xres, res);
 		pthread_mutex_lock(&ct->lock);
@@ -516,7 +542,7 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 
 	for (;;) {
 		memset(&c->err, 0, sizeof(c->err));
-		c->conn_lost = c->sent = c->err_chunk = false;
+		c->conn_lost = c->sent = c->err_chunk = c->retry_expired = false;
 		rc = clnt_conn_attach(ct, c, deadline);
 		if (rc && resending && clnt_rdma_reconnect_pause(ct, deadline))
 			continue;
@@ -527,7 +553,7 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 		if (clnt_rdma_grow_reply(c))
 			continue;
 		if (st == RPC_SUCCESS || !clnt_rdma_retry(ct, c, deadline))
-			return st;
+			return c->retry_expired ? call_fail(c, RPC_TIMEDOUT, 0) : st;
 		resending = resending || c->sent;
 	}
 }
@@ -702,6 +728,12 @@ static void clnt_rdma_destroy(CLIENT *cl)
 	free(cl);
 }
 
+/* as libtirpc's stream and datagram clients accept a timeout */
+static bool clnt_rdma_timeval_valid(const struct timeval *tv)
+{
+	return tv->tv_sec >= 0 && tv->tv_usec >= 0 && tv->tv_usec <= 1000000;
+}
+
 static bool_t clnt_rdma_control_locked(struct rpcrdma_clnt *ct, u_int request, void *info)
 {
 	switch (request) {
@@ -709,11 +741,21 @@ static bool_t clnt_rdma_control_locked(struct rpcrdma_clnt *ct, u_int request, v
 	case CLSET_FD_NCLOSE:
 		return TRUE;
 	case CLSET_TIMEOUT:
+		if (!clnt_rdma_timeval_valid(info))
+			return FALSE;
 		ct->timeout = *(struct timeval *)info;
 		ct->timeout_set = true;
 		return TRUE;
 	case CLGET_TIMEOUT:
 		*(struct timeval *)info = ct->timeout_set ? ct->timeout : ct->opts.call_timeout;
+		return TRUE;
+	case CLSET_RETRY_TIMEOUT:
+		if (!clnt_rdma_timeval_valid(info))
+			return FALSE;
+		ct->retry_timeout = *(struct timeval *)info;
+		return TRUE;
+	case CLGET_RETRY_TIMEOUT:
+		*(struct timeval *)info = ct->retry_timeout;
 		return TRUE;
 	case CLGET_XID:
 		*(uint32_t *)info = __atomic_load_n(&ct->xid, __ATOMIC_RELAXED);

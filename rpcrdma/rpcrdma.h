@@ -68,7 +68,9 @@ struct rpcrdma_options {
 	 * client: a call interrupted by the loss of its connection is sent
 	 * again on a new connection while its timeout allows (never on the
 	 * connection it was first sent on); otherwise it fails with
-	 * RPC_CANTRECV and the next call reconnects.
+	 * RPC_CANTRECV and the next call reconnects.  With it,
+	 * CLSET_RETRY_TIMEOUT also resends a call that had no reply for
+	 * that long, on a new connection.
 	 */
 	bool reconnect_resend;
 	int connect_timeout_ms;

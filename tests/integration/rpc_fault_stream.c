@@ -9,7 +9,8 @@
  *       every device; PORT 0: any), retrying while an old listener's port
  *       is released; print the port, then serve until killed.
  *   rpc_fault_stream --client ADDR PORT [--threads N] [--size BYTES]
- *                    [--seconds S] [--timeout S] [--resend] [--expect-fault]
+ *                    [--seconds S] [--timeout S] [--resend] [--retry-timeout S]
+ *                    [--expect-fault]
  *                    [--all-ok] [--label TEXT]
  *       N threads (default 4) call through one CLIENT for S seconds
  *       (default 10): WRITE of SIZE bytes (default 1 MiB; the server's
@@ -47,6 +48,7 @@ struct config {
 	double seconds;
 	int timeout_s;
 	bool resend, expect_fault, all_ok;
+	int retry_timeout_s; /* CLSET_RETRY_TIMEOUT, implies resend; 0: none */
 	const char *label;
 };
 
@@ -210,6 +212,7 @@ static void *worker_main(void *arg)
 
 static CLIENT *client_create(const struct config *cfg)
 {
+	struct timeval retry = { cfg->retry_timeout_s, 0 };
 	struct rpcrdma_options o;
 	struct sockaddr_storage ss;
 	CLIENT *cl;
@@ -223,8 +226,15 @@ static CLIENT *client_create(const struct config *cfg)
 		return NULL;
 	}
 	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, RDMATEST_PROG, RDMATEST_V1, &o);
-	if (!cl)
+	if (!cl) {
 		printf(PROG ": FAIL: %s", clnt_spcreateerror(cfg->addr));
+		return NULL;
+	}
+	if (cfg->retry_timeout_s && !clnt_control(cl, CLSET_RETRY_TIMEOUT, (char *)&retry)) {
+		printf(PROG ": FAIL: CLSET_RETRY_TIMEOUT %d s refused\n", cfg->retry_timeout_s);
+		clnt_destroy(cl);
+		return NULL;
+	}
 	return cl;
 }
 
@@ -278,9 +288,9 @@ static int client_main(const struct config *cfg)
 	if (!cl)
 		return 1;
 	t0 = rdmatest_now();
-	printf(PROG ": %s: %u threads, %u-byte WRITE/READ for %.0f s, call timeout %d s, resend %s\n",
-	       cfg->label, cfg->threads, cfg->size, cfg->seconds, cfg->timeout_s,
-	       cfg->resend ? "on" : "off");
+	printf(PROG ": %s: %u threads, %u-byte WRITE/READ for %.0f s, call timeout %d s, resend %s, "
+	       "retry timeout %d s\n", cfg->label, cfg->threads, cfg->size, cfg->seconds,
+	       cfg->timeout_s, cfg->resend ? "on" : "off", cfg->retry_timeout_s);
 	fflush(stdout);
 	for (; started < cfg->threads; started++) {
 		w[started] = (struct worker){ cfg, &st, cl, started, t0 + cfg->seconds };
@@ -300,7 +310,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: " PROG " --server ADDR PORT\n"
 			"       " PROG " --client ADDR PORT [--threads N] [--size BYTES] "
-			"[--seconds S] [--timeout S] [--resend] [--expect-fault] [--all-ok] "
+			"[--seconds S] [--timeout S] [--resend] [--retry-timeout S] [--expect-fault] [--all-ok] "
 			"[--label TEXT]\n");
 	return 2;
 }
@@ -326,13 +336,15 @@ static bool parse_client(int argc, char **argv, struct config *cfg)
 			cfg->seconds = strtod(v, NULL), i++;
 		else if (!strcmp(o, "--timeout"))
 			cfg->timeout_s = atoi(v), i++;
+		else if (!strcmp(o, "--retry-timeout"))
+			cfg->retry_timeout_s = atoi(v), cfg->resend = true, i++;
 		else if (!strcmp(o, "--label"))
 			cfg->label = v, i++;
 		else
 			return false;
 	}
 	return cfg->threads >= 1 && cfg->threads <= MAX_THREADS && cfg->size >= 1 &&
-	       cfg->size <= RDMATEST_MAX_DATA && cfg->seconds > 0 && cfg->timeout_s > 0;
+	       cfg->size <= RDMATEST_MAX_DATA && cfg->seconds > 0 && cfg->timeout_s > 0 && cfg->retry_timeout_s >= 0;
 }
 
 int main(int argc, char **argv)

@@ -13,7 +13,13 @@
  *      grant is what it was;
  *   4. a reply that arrives after its call timed out is dropped, never
  *      matched to another call: the calls sent meanwhile each get their
- *      own payload back, on the same connection.
+ *      own payload back, on the same connection;
+ *   5. with reconnect_resend and CLSET_RETRY_TIMEOUT, a call whose first
+ *      attempt gets no reply ("once": the server withholds every other
+ *      one) is sent again on a new connection after the retry timeout
+ *      and succeeds; answered calls keep their connection; a reply
+ *      withheld every time still ends in RPC_TIMEDOUT at the call's
+ *      timeout, after a reset per retry timeout.
  * Prints figure: lines with the grant, the timeout's precision and the
  * connections made.
  */
@@ -52,7 +58,18 @@ static bool payload_is(const rdmatest_data *d, const char *text)
 	return d->rdmatest_data_len == strlen(text) && !memcmp(d->rdmatest_data_val, text, strlen(text));
 }
 
-/* rdmatest_dispatch, except ECHO "drop" (no reply at all) and ECHO "late" (after 3 s). */
+static unsigned int once_calls;
+
+/* Withhold the reply to every other ECHO "once": the first of each pair. */
+static bool once_withheld(const rdmatest_data *d)
+{
+	return payload_is(d, "once") && __atomic_fetch_add(&once_calls, 1, __ATOMIC_RELAXED) % 2 == 0;
+}
+
+/*
+ * rdmatest_dispatch, except ECHO "drop" (no reply at all), ECHO "late"
+ * (after 3 s) and ECHO "once" (see once_withheld).
+ */
 static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 {
 	rdmatest_data arg = { 0 };
@@ -65,7 +82,7 @@ static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 		svcerr_decode(xprt);
 		return;
 	}
-	if (!payload_is(&arg, "drop")) {
+	if (!payload_is(&arg, "drop") && !once_withheld(&arg)) {
 		if (payload_is(&arg, "late"))
 			usleep(LATE_SLEEP_US);
 		svc_sendreply(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
@@ -156,7 +173,7 @@ static double expect_timeout(CLIENT *cl, const char *text, int seconds)
 	return dt;
 }
 
-static CLIENT *client(const char *addr, unsigned int port)
+static CLIENT *client(const char *addr, unsigned int port, bool resend)
 {
 	struct rpcrdma_options o;
 	struct sockaddr_storage ss;
@@ -165,6 +182,7 @@ static CLIENT *client(const char *addr, unsigned int port)
 	rpcrdma_options_init(&o);
 	o.ulb = &rdmatest_ulb;
 	o.credits = CLIENT_CREDITS;
+	o.reconnect_resend = resend;
 	rdmatest_parse_addr(addr, (uint16_t)port, &ss);
 	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, RDMATEST_PROG, RDMATEST_V1, &o);
 	if (!cl)
@@ -177,7 +195,7 @@ static void run(const char *addr, unsigned int port)
 	struct rpcrdma_conn_info before, after;
 	unsigned int grant;
 	double dt;
-	CLIENT *cl = client(addr, port);
+	CLIENT *cl = client(addr, port, false);
 
 	if (!cl)
 		return;
@@ -226,6 +244,62 @@ static void run(const char *addr, unsigned int port)
 	clnt_destroy(cl);
 }
 
+/* CLSET_RETRY_TIMEOUT: the value round-trips, a bad one is refused and leaves it. */
+static bool retry_timeout_set(CLIENT *cl, const char *addr)
+{
+	struct timeval one = { 1, 0 }, bad = { 0, 1000001 }, got = { 0, 0 };
+
+	if (!clnt_control(cl, CLSET_RETRY_TIMEOUT, (char *)&one) ||
+	    !clnt_control(cl, CLGET_RETRY_TIMEOUT, (char *)&got) || got.tv_sec != 1 || got.tv_usec) {
+		check_fail("%s: CLSET_RETRY_TIMEOUT 1 s did not take", addr);
+		return false;
+	}
+	if (clnt_control(cl, CLSET_RETRY_TIMEOUT, (char *)&bad))
+		check_fail("%s: CLSET_RETRY_TIMEOUT took 1000001 microseconds", addr);
+	if (!clnt_control(cl, CLGET_RETRY_TIMEOUT, (char *)&got) || got.tv_sec != 1)
+		check_fail("%s: a refused CLSET_RETRY_TIMEOUT changed the value", addr);
+	return true;
+}
+
+/* 5: resending after the retry timeout */
+static void run_retry(const char *addr, unsigned int port)
+{
+	CLIENT *cl = client(addr, port, true);
+	unsigned int connects;
+	double t0, dt;
+
+	if (!cl)
+		return;
+	if (echo(cl, "hello", 10) != RPC_SUCCESS || !retry_timeout_set(cl, addr)) {
+		check_fail("%s: no CLIENT with a retry timeout to test", addr);
+		clnt_destroy(cl);
+		return;
+	}
+	t0 = rdmatest_now();
+	if (echo(cl, "once", 10) != RPC_SUCCESS)
+		check_fail("%s: ECHO \"once\" was not answered after its resend", addr);
+	dt = rdmatest_now() - t0;
+	connects = info_of(cl).connects;
+	if (dt < 0.95 || dt > 6 || connects != 2)
+		check_fail("%s: ECHO \"once\" took %.2f s and %u connections, expected the retry "
+			   "timeout (1 s) and 2", addr, dt, connects);
+	printf("figure: " PROG ": %s: a call without a reply was sent again on a new connection "
+	       "and answered after %.2f s (retry timeout 1 s); connects %u\n", addr, dt, connects);
+	if (!burst(cl, "retry-timeout-answered", CLIENT_CREDITS, 3))
+		check_fail("%s: calls with a retry timeout set did not all succeed", addr);
+	if (info_of(cl).connects != connects)
+		check_fail("%s: answered calls reset the connection (connects %u, expected %u)", addr,
+			   info_of(cl).connects, connects);
+	dt = expect_timeout(cl, "drop", 3);
+	connects = info_of(cl).connects - connects;
+	if (connects < 2)
+		check_fail("%s: a reply withheld for 3 s with a 1 s retry timeout made %u new "
+			   "connections, expected 2 or more", addr, connects);
+	printf("figure: " PROG ": %s: a reply withheld every time: RPC_TIMEDOUT after %.2f s "
+	       "(timeout 3 s, retry timeout 1 s), %u new connections\n", addr, dt, connects);
+	clnt_destroy(cl);
+}
+
 int main(int argc, char **argv)
 {
 	SVCXPRT *x[4];
@@ -246,6 +320,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		printf(PROG ": %s port %u\n", argv[i + 1], (unsigned int)x[i]->xp_port);
 		run(argv[i + 1], x[i]->xp_port);
+		run_retry(argv[i + 1], x[i]->xp_port);
 	}
 	printf(PROG ": %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
