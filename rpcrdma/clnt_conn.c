@@ -96,17 +96,20 @@ static enum rpcrdma_registration conn_strategy(const struct rpcrdma_ep *ep)
 						  : RPCRDMA_REG_PER_CALL_MR;
 }
 
-int clnt_conn_open(struct rpcrdma_clnt *ct, struct clnt_rdma_conn **out)
+int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_conn **out)
 {
 	struct rpcrdma_ep_params params;
 	struct clnt_rdma_conn *cn = calloc(1, sizeof(*cn));
 	const struct rpcrdma_ep_info *info;
+	int64_t left = deadline - rpcrdma_now_ms();
 	int rc;
 
 	if (!cn)
 		return -ENOMEM;
 	cn->refs = 1;
 	rpcrdma_options_ep_params(&ct->opts, &params);
+	if (left > 0 && left < params.timeout_ms) /* none left: a zero-timeout call is still sent */
+		params.timeout_ms = (int)left;
 	rc = rpcrdma_ep_connect((const struct sockaddr *)&ct->addr, &params, &cn->ep);
 	if (rc)
 		goto fail;
@@ -241,7 +244,7 @@ static int conn_current(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_r
 	ct->conn = NULL;
 	ct->connecting = true;
 	clnt_rdma_unlock(ct);
-	rc = clnt_conn_open(ct, &cn);
+	rc = clnt_conn_open(ct, deadline, &cn);
 	pthread_mutex_lock(&ct->lock);
 	ct->connecting = false;
 	pthread_cond_broadcast(&ct->credit_cv);

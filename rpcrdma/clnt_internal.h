@@ -60,6 +60,7 @@ struct clnt_rdma_conn {
 	enum rpcrdma_ccp_outcome ccp;
 	uint32_t refs;               /* calls attached, plus one while current */
 	bool dead;
+	bool retry_reset;            /* killed by a call's retry timeout */
 	int err;                     /* why it died (errno) */
 	bool polling;                /* a thread is the poller */
 };
@@ -89,7 +90,7 @@ struct clnt_rdma_call {
 	struct rpcrdma_xdr_stream s;
 	bool sent;                   /* posted on the current attempt's connection */
 	bool conn_lost;              /* the attempt failed with its connection */
-	bool retry_expired;          /* ...reset by us: no reply within the retry timeout */
+	bool retry_expired;          /* ...reset by a retry timeout: no reply in time */
 	bool err_chunk;              /* the server answered RDMA_ERROR ERR_CHUNK */
 	bool big_reply;              /* offer reply room for max_rpc_size */
 	struct rpcrdma_regbuf *rb;
@@ -140,10 +141,13 @@ void clnt_rdma_post_wakes(struct rpcrdma_clnt *ct);
 
 /*
  * clnt_conn_open - connect to ct->addr and build a connection with
- * credits at 1, running CCP on it first when the options ask for it.
+ * credits at 1, running CCP on it first when the options ask for it;
+ * the connect gives up at @deadline (ms, rpcrdma_now_ms) if that is
+ * still ahead and comes before the connect timeout (CCP has the connect
+ * timeout: cut short, it would settle the inline sizes on a guess).
  * Called without ct->lock.  Returns 0 or -errno.
  */
-int clnt_conn_open(struct rpcrdma_clnt *ct, struct clnt_rdma_conn **out);
+int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_conn **out);
 
 /*
  * clnt_rdma_ccp - the CCP exchange on the new, unpublished connection
@@ -193,8 +197,9 @@ int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uin
  * clnt_conn_wait - wait until @done(@c), @c fails, or @deadline; the
  * waiting thread may serve as the poller.  ct->lock held.  Returns 0,
  * CLNT_CONN_DEADLINE, or -errno of the failure (-ECONNRESET: connection
- * lost; -ETIMEDOUT is a failure too, the peer's transport retries
- * exhausted, not our deadline), with ct->lock held; or
+ * lost; -ETIMEDOUT is a failure too: the peer's transport retries
+ * exhausted, or a call's retry timeout reset the connection, not
+ * @deadline), with ct->lock held; or
  * CLNT_CONN_REPLIED_UNLOCKED with it released:
  * @c has no chunk buffer (nothing to revoke) and was woken with its
  * reply in (woken_replied), which it then owns alone, so it need not

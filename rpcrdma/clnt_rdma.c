@@ -29,6 +29,7 @@
 #define CLNT_STAGE_FIRST (64u << 10) /* marshal buffer tried before max_rpc_size */
 #define CLNT_RB_ALIGN    8u
 #define CLNT_RECONNECT_PAUSE_MS 200
+#define CLNT_TIMEOUT_MAX_S (100ll * 365 * 86400) /* a longer timeout is taken as this */
 #define CLNT_REPLY_GUESS (64u << 10) /* reply room offered when the binding does not say */
 
 static const struct clnt_ops clnt_rdma_ops;
@@ -395,6 +396,7 @@ static enum clnt_stat clnt_rdma_end_access(struct rpcrdma_clnt *ct, struct clnt_
 	/* The buffer stays exposed: it is destroyed, not cached, when put. */
 	err = rc < 0 ? -rc : ETIMEDOUT; /* CLNT_CONN_DEADLINE */
 	clnt_conn_kill(ct, cn, err, "revoking a call's memory failed");
+	c->conn_lost = true;
 	return call_fail(c, RPC_CANTRECV, err);
 }
 
@@ -404,6 +406,16 @@ static enum clnt_stat clnt_rdma_waited(struct clnt_rdma_call *c, int rc)
 		return call_fail(c, RPC_TIMEDOUT, 0);
 	c->conn_lost = true;
 	return call_fail(c, RPC_CANTRECV, -rc);
+}
+
+/* @tv in ms, rounded up, at most CLNT_TIMEOUT_MAX_S: no overflow for any value */
+static int64_t clnt_rdma_tv_ms(struct timeval tv)
+{
+	if (tv.tv_sec < 0 || tv.tv_usec < 0)
+		return 0;
+	if (tv.tv_sec >= CLNT_TIMEOUT_MAX_S)
+		return CLNT_TIMEOUT_MAX_S * 1000;
+	return (int64_t)tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
 }
 
 /*
@@ -422,7 +434,7 @@ static int64_t clnt_rdma_try_end(const struct rpcrdma_clnt *ct, const struct cln
 
 	if (!ct->opts.reconnect_resend || cn->ccp_pending || (!r.tv_sec && !r.tv_usec))
 		return deadline;
-	end = rpcrdma_now_ms() + (int64_t)r.tv_sec * 1000 + r.tv_usec / 1000;
+	end = rpcrdma_now_ms() + clnt_rdma_tv_ms(r);
 	return end < deadline ? end : deadline;
 }
 
@@ -458,10 +470,12 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 	}
 	rc = clnt_conn_wait(ct, c, try_end, clnt_call_replied);
 	if (rc == CLNT_CONN_DEADLINE && try_end < deadline) {
+		if (!cn->dead)
+			cn->retry_reset = true;
 		clnt_conn_kill(ct, cn, ETIMEDOUT, "no reply within the retry timeout");
-		c->retry_expired = true;
 		rc = -ETIMEDOUT;
 	}
+	c->retry_expired = rc < 0 && cn->retry_reset;
 	if (rc == CLNT_CONN_REPLIED_UNLOCKED) {
 		st = clnt_rdma_decode(auth, c, xres, res);
 		pthread_mutex_lock(&ct->lock);
@@ -536,7 +550,7 @@ static bool clnt_rdma_reconnect_pause(struct rpcrdma_clnt *ct, int64_t deadline)
 static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct clnt_rdma_call *c,
 				    const void *args, xdrproc_t xres, void *res, int64_t deadline)
 {
-	bool resending = false;
+	bool resending = false, again = false;
 	enum clnt_stat st;
 	int rc;
 
@@ -548,6 +562,13 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 			continue;
 		if (rc)
 			return clnt_rdma_attach_fail(c, rc);
+		/* Another attempt is not sent once the call's time is up (the
+		 * first is, even with a zero timeout: libtirpc's batching). */
+		if (again && rpcrdma_now_ms() >= deadline) {
+			clnt_rdma_release(ct, c);
+			return call_fail(c, RPC_TIMEDOUT, 0);
+		}
+		again = true;
 		st = clnt_rdma_exchange(ct, auth, c, args, xres, res, deadline);
 		clnt_rdma_release(ct, c);
 		if (clnt_rdma_grow_reply(c))
@@ -657,7 +678,7 @@ static int64_t clnt_rdma_deadline(const struct rpcrdma_clnt *ct, struct timeval 
 {
 	struct timeval t = ct->timeout_set ? ct->timeout : tv;
 
-	return rpcrdma_now_ms() + (int64_t)t.tv_sec * 1000 + t.tv_usec / 1000;
+	return rpcrdma_now_ms() + clnt_rdma_tv_ms(t);
 }
 
 static enum clnt_stat clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *args,
@@ -918,7 +939,7 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, ENOMEM);
 	if (rpcrdma_options_check(&ct->opts))
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, EINVAL);
-	rc = clnt_conn_open(ct, &ct->conn);
+	rc = clnt_conn_open(ct, INT64_MAX, &ct->conn);
 	if (rc)
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, -rc);
 	ct->connects = 1;

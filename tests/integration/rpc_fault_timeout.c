@@ -15,11 +15,13 @@
  *      matched to another call: the calls sent meanwhile each get their
  *      own payload back, on the same connection;
  *   5. with reconnect_resend and CLSET_RETRY_TIMEOUT, a call whose first
- *      attempt gets no reply ("once": the server withholds every other
- *      one) is sent again on a new connection after the retry timeout
- *      and succeeds; answered calls keep their connection; a reply
- *      withheld every time still ends in RPC_TIMEDOUT at the call's
- *      timeout, after a reset per retry timeout.
+ *      attempt gets no reply ("once-ADDR": the server withholds the
+ *      first copy of that text) is sent again on a new connection after
+ *      the retry timeout and succeeds; answered calls keep their
+ *      connection; a reply withheld every time still ends in
+ *      RPC_TIMEDOUT at the call's timeout, after a reset per retry
+ *      timeout.  Checks 1-4 run with a 0.3 s retry timeout set but no
+ *      reconnect_resend, which must leave them as they were.
  * Prints figure: lines with the grant, the timeout's precision and the
  * connections made.
  */
@@ -58,17 +60,32 @@ static bool payload_is(const rdmatest_data *d, const char *text)
 	return d->rdmatest_data_len == strlen(text) && !memcmp(d->rdmatest_data_val, text, strlen(text));
 }
 
-static unsigned int once_calls;
+#define ONCE_PREFIX "once-"
+#define ONCE_MAX 8
 
-/* Withhold the reply to every other ECHO "once": the first of each pair. */
+static char once_seen[ONCE_MAX][64];
+static unsigned int once_count; /* svc_run's thread only */
+
+/* Withhold the reply to an ECHO "once-..." the first time its text comes. */
 static bool once_withheld(const rdmatest_data *d)
 {
-	return payload_is(d, "once") && __atomic_fetch_add(&once_calls, 1, __ATOMIC_RELAXED) % 2 == 0;
+	size_t len = d->rdmatest_data_len, pre = strlen(ONCE_PREFIX);
+
+	if (len < pre || len >= sizeof(once_seen[0]) || memcmp(d->rdmatest_data_val, ONCE_PREFIX, pre))
+		return false;
+	for (unsigned int i = 0; i < once_count; i++)
+		if (strlen(once_seen[i]) == len && !memcmp(once_seen[i], d->rdmatest_data_val, len))
+			return false;
+	if (once_count == ONCE_MAX)
+		return false;
+	memcpy(once_seen[once_count], d->rdmatest_data_val, len);
+	once_seen[once_count++][len] = '\0';
+	return true;
 }
 
 /*
  * rdmatest_dispatch, except ECHO "drop" (no reply at all), ECHO "late"
- * (after 3 s) and ECHO "once" (see once_withheld).
+ * (after 3 s) and ECHO "once-..." (see once_withheld).
  */
 static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 {
@@ -190,6 +207,27 @@ static CLIENT *client(const char *addr, unsigned int port, bool resend)
 	return cl;
 }
 
+/* CLSET_RETRY_TIMEOUT @us: the value round-trips, a bad one is refused and leaves it. */
+static bool retry_timeout_set(CLIENT *cl, const char *addr, long us)
+{
+	struct timeval tv = { us / 1000000, us % 1000000 }, got = { 0, 0 };
+	struct timeval bad = { 0, 1000001 }, negative = { -1, 0 };
+
+	if (!clnt_control(cl, CLSET_RETRY_TIMEOUT, (char *)&tv) ||
+	    !clnt_control(cl, CLGET_RETRY_TIMEOUT, (char *)&got) || got.tv_sec != tv.tv_sec ||
+	    got.tv_usec != tv.tv_usec) {
+		check_fail("%s: CLSET_RETRY_TIMEOUT %ld us did not take", addr, us);
+		return false;
+	}
+	if (clnt_control(cl, CLSET_RETRY_TIMEOUT, (char *)&bad) ||
+	    clnt_control(cl, CLSET_RETRY_TIMEOUT, (char *)&negative))
+		check_fail("%s: CLSET_RETRY_TIMEOUT took 1000001 us or -1 s", addr);
+	if (!clnt_control(cl, CLGET_RETRY_TIMEOUT, (char *)&got) || got.tv_sec != tv.tv_sec ||
+	    got.tv_usec != tv.tv_usec)
+		check_fail("%s: a refused CLSET_RETRY_TIMEOUT changed the value", addr);
+	return true;
+}
+
 static void run(const char *addr, unsigned int port)
 {
 	struct rpcrdma_conn_info before, after;
@@ -201,6 +239,7 @@ static void run(const char *addr, unsigned int port)
 		return;
 	if (echo(cl, "hello", 10) != RPC_SUCCESS)
 		check_fail("%s: the first ECHO failed", addr);
+	retry_timeout_set(cl, addr, 300000); /* no effect without reconnect_resend */
 	before = info_of(cl);
 	grant = before.credits;
 	printf(PROG ": %s: credit grant %u (asked for %u)\n", addr, grant, CLIENT_CREDITS);
@@ -244,52 +283,40 @@ static void run(const char *addr, unsigned int port)
 	clnt_destroy(cl);
 }
 
-/* CLSET_RETRY_TIMEOUT: the value round-trips, a bad one is refused and leaves it. */
-static bool retry_timeout_set(CLIENT *cl, const char *addr)
-{
-	struct timeval one = { 1, 0 }, bad = { 0, 1000001 }, got = { 0, 0 };
-
-	if (!clnt_control(cl, CLSET_RETRY_TIMEOUT, (char *)&one) ||
-	    !clnt_control(cl, CLGET_RETRY_TIMEOUT, (char *)&got) || got.tv_sec != 1 || got.tv_usec) {
-		check_fail("%s: CLSET_RETRY_TIMEOUT 1 s did not take", addr);
-		return false;
-	}
-	if (clnt_control(cl, CLSET_RETRY_TIMEOUT, (char *)&bad))
-		check_fail("%s: CLSET_RETRY_TIMEOUT took 1000001 microseconds", addr);
-	if (!clnt_control(cl, CLGET_RETRY_TIMEOUT, (char *)&got) || got.tv_sec != 1)
-		check_fail("%s: a refused CLSET_RETRY_TIMEOUT changed the value", addr);
-	return true;
-}
-
 /* 5: resending after the retry timeout */
 static void run_retry(const char *addr, unsigned int port)
 {
 	CLIENT *cl = client(addr, port, true);
 	unsigned int connects;
+	char once[64];
 	double t0, dt;
 
 	if (!cl)
 		return;
-	if (echo(cl, "hello", 10) != RPC_SUCCESS || !retry_timeout_set(cl, addr)) {
+	snprintf(once, sizeof(once), ONCE_PREFIX "%s", addr);
+	if (echo(cl, "hello", 10) != RPC_SUCCESS || !retry_timeout_set(cl, addr, 1000000)) {
 		check_fail("%s: no CLIENT with a retry timeout to test", addr);
 		clnt_destroy(cl);
 		return;
 	}
 	t0 = rdmatest_now();
-	if (echo(cl, "once", 10) != RPC_SUCCESS)
-		check_fail("%s: ECHO \"once\" was not answered after its resend", addr);
+	if (echo(cl, once, 10) != RPC_SUCCESS)
+		check_fail("%s: ECHO \"%s\" was not answered after its resend", addr, once);
 	dt = rdmatest_now() - t0;
 	connects = info_of(cl).connects;
 	if (dt < 0.95 || dt > 6 || connects != 2)
-		check_fail("%s: ECHO \"once\" took %.2f s and %u connections, expected the retry "
-			   "timeout (1 s) and 2", addr, dt, connects);
+		check_fail("%s: ECHO \"%s\" took %.2f s and %u connections, expected the retry "
+			   "timeout (1 s) and 2", addr, once, dt, connects);
 	printf("figure: " PROG ": %s: a call without a reply was sent again on a new connection "
 	       "and answered after %.2f s (retry timeout 1 s); connects %u\n", addr, dt, connects);
+	/* answered calls: a retry timeout far above a slow reply under ASan */
+	retry_timeout_set(cl, addr, 5000000);
 	if (!burst(cl, "retry-timeout-answered", CLIENT_CREDITS, 3))
 		check_fail("%s: calls with a retry timeout set did not all succeed", addr);
 	if (info_of(cl).connects != connects)
 		check_fail("%s: answered calls reset the connection (connects %u, expected %u)", addr,
 			   info_of(cl).connects, connects);
+	retry_timeout_set(cl, addr, 1000000);
 	dt = expect_timeout(cl, "drop", 3);
 	connects = info_of(cl).connects - connects;
 	if (connects < 2)
