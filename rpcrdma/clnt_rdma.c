@@ -429,12 +429,11 @@ static int64_t clnt_rdma_tv_ms(struct timeval tv)
 static int64_t clnt_rdma_try_end(const struct rpcrdma_clnt *ct, const struct clnt_rdma_conn *cn,
 				 int64_t deadline)
 {
-	struct timeval r = ct->retry_timeout;
-	int64_t end;
+	int64_t ms = clnt_rdma_tv_ms(ct->retry_timeout), end;
 
-	if (!ct->opts.reconnect_resend || cn->ccp_pending || (!r.tv_sec && !r.tv_usec))
+	if (!ct->opts.reconnect_resend || cn->ccp_pending || !ms)
 		return deadline;
-	end = rpcrdma_now_ms() + clnt_rdma_tv_ms(r);
+	end = rpcrdma_now_ms() + ms;
 	return end < deadline ? end : deadline;
 }
 
