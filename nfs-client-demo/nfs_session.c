@@ -293,7 +293,7 @@ static const char *ccp_name(enum rpcrdma_ccp_outcome c)
 void nfs_session_describe(struct nfs_session *s, char *buf, size_t len)
 {
 	char host[NI_MAXHOST];
-	struct rpcrdma_conn_info ci;
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 	int n;
 
 	numeric_host(s, host, sizeof(host));

@@ -15,6 +15,7 @@
 
 #include "rpcrdma/clnt_internal.h"
 #include "rpcrdma/debug.h"
+#include "rpcrdma/options.h"
 
 #define CONN_WC_BATCH     32
 #define CONN_KEEP_BYTES   (64ull << 20)

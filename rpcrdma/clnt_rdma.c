@@ -23,6 +23,7 @@
 
 #include "rpcrdma/clnt_internal.h"
 #include "rpcrdma/netconfig.h"
+#include "rpcrdma/options.h"
 #include "rpcrdma/rpcbind.h"
 #include "xdr/ccp.h"
 
@@ -851,19 +852,20 @@ static void conn_info_fill(const struct rpcrdma_clnt *ct, const struct clnt_rdma
 
 int clnt_rdma_getinfo(CLIENT *cl, struct rpcrdma_conn_info *info)
 {
+	struct rpcrdma_conn_info got;
 	struct rpcrdma_clnt *ct;
 	int rc = 0;
 
-	if (!cl || !info || cl->cl_ops != &clnt_rdma_ops)
+	if (!cl || !info || cl->cl_ops != &clnt_rdma_ops || info->size < RPCRDMA_CONN_INFO_SIZE_V1)
 		return -EINVAL;
 	ct = clnt_rdma_of(cl);
 	pthread_mutex_lock(&ct->lock);
 	if (ct->conn && !ct->conn->dead)
-		conn_info_fill(ct, ct->conn, info);
+		conn_info_fill(ct, ct->conn, &got);
 	else
 		rc = -ENOTCONN;
 	clnt_rdma_unlock(ct);
-	return rc;
+	return rc ? rc : rpcrdma_conn_info_store(info, &got);
 }
 
 /* ---- creation --------------------------------------------------------------------------------- */
@@ -897,7 +899,7 @@ static socklen_t clnt_rdma_addr_len(const struct sockaddr *addr)
 }
 
 static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t prog,
-					  rpcvers_t vers, const struct rpcrdma_options *o)
+					  rpcvers_t vers, const struct rpcrdma_options *opts)
 {
 	struct rpcrdma_clnt *ct = calloc(1, sizeof(*ct));
 
@@ -905,10 +907,7 @@ static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t
 		return NULL;
 	pthread_mutex_init(&ct->lock, NULL);
 	pthread_cond_init(&ct->credit_cv, NULL);
-	if (o)
-		ct->opts = *o;
-	else
-		rpcrdma_options_init(&ct->opts);
+	ct->opts = *opts;
 	memcpy(&ct->addr, addr, clnt_rdma_addr_len(addr));
 	ct->svcaddr = (struct netbuf){ .maxlen = sizeof(ct->addr), .buf = &ct->addr,
 				       .len = clnt_rdma_addr_len(addr) };
@@ -921,13 +920,17 @@ static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t
 CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcvers_t vers,
 			     const struct rpcrdma_options *o)
 {
+	struct rpcrdma_options opts;
 	struct rpcrdma_clnt *ct;
 	CLIENT *cl;
 	int rc;
 
 	if (!addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
 		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNADDR, EAFNOSUPPORT);
-	ct = clnt_rdma_new(addr, prog, vers, o);
+	rc = rpcrdma_options_load(&opts, o);
+	if (rc)
+		return clnt_rdma_create_fail(NULL, NULL, RPC_SYSTEMERROR, -rc);
+	ct = clnt_rdma_new(addr, prog, vers, &opts);
 	cl = calloc(1, sizeof(*cl));
 	if (!ct || !cl) {
 		free(cl);
@@ -936,8 +939,6 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 	cl->cl_netid = strdup(addr->sa_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6);
 	if (!cl->cl_netid)
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, ENOMEM);
-	if (rpcrdma_options_check(&ct->opts))
-		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, EINVAL);
 	rc = clnt_conn_open(ct, INT64_MAX, &ct->conn);
 	if (rc)
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, -rc);

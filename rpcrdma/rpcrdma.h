@@ -50,7 +50,16 @@ struct rpcrdma_ulb {
 	size_t nprocs;
 };
 
+/*
+ * Options of a CLIENT or listener.  Start from rpcrdma_options_init()
+ * and change fields: it sets @size to this struct's size in the
+ * program's build.  Later versions of the library only append fields,
+ * so the size tells a library how much of the struct the program has:
+ * fields a shorter struct lacks take their defaults, and a longer one
+ * is refused (E2BIG) if it sets fields this library does not know.
+ */
 struct rpcrdma_options {
+	uint32_t size;               /* sizeof(struct rpcrdma_options), set by rpcrdma_options_init */
 	uint32_t inline_send;        /* our receive/send buffer sizes advertised in private data */
 	uint32_t inline_recv;
 	uint32_t credits;            /* client: slots asked for; server: receives posted */
@@ -92,8 +101,14 @@ enum rpcrdma_ccp_outcome {
 	RPCRDMA_CCP_NOT_OFFERED,   /* the server does not serve program 100417 */
 };
 
-/* What a connection negotiated. */
+/*
+ * What a connection negotiated.  Set @size to sizeof(struct
+ * rpcrdma_conn_info) before asking (RPCRDMA_CONN_INFO_INIT): the get
+ * functions write at most that much, zero what follows the fields they
+ * know, and set @size to the length they wrote.
+ */
 struct rpcrdma_conn_info {
+	uint32_t size;
 	uint32_t inline_send;        /* largest Send we post */
 	uint32_t inline_recv;        /* largest Send we accept */
 	uint32_t credits;            /* client: current grant; server: receives posted */
@@ -108,6 +123,9 @@ struct rpcrdma_conn_info {
 	uint64_t remote_invalidations;
 	uint64_t local_invalidations;
 };
+
+/* An initializer for a struct rpcrdma_conn_info about to be filled. */
+#define RPCRDMA_CONN_INFO_INIT { .size = sizeof(struct rpcrdma_conn_info) }
 
 /* Largest max_rpc_size the options accept: 16 MiB of data plus headers. */
 #define RPCRDMA_MAX_RPC_SIZE_LIMIT ((16u << 20) + 4096u)
@@ -128,7 +146,9 @@ void rpcrdma_options_init(struct rpcrdma_options *o);
  * calls are pipelined up to the server's credit grant.
  * Returns the CLIENT, or NULL with rpc_createerr set (RPC_SYSTEMERROR
  * with re_errno for connection failures, RPC_UNKNOWNADDR for a bad
- * address, RPC_SYSTEMERROR/EINVAL for bad options).
+ * address, RPC_SYSTEMERROR/EINVAL for bad options or an @o->size
+ * below the first version's, RPC_SYSTEMERROR/E2BIG for options this
+ * library does not know).
  */
 CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcvers_t vers,
 			     const struct rpcrdma_options *o);
@@ -136,7 +156,8 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 /*
  * clnt_rdma_getinfo - what @cl's current connection negotiated.
  * Returns 0, or -EINVAL when @cl is not an RDMA CLIENT (its cl_ops are
- * not ours), -ENOTCONN when it has no connection right now.
+ * not ours) or @info->size is below the first version's, -ENOTCONN
+ * when it has no connection right now.
  */
 int clnt_rdma_getinfo(CLIENT *cl, struct rpcrdma_conn_info *info);
 
@@ -156,15 +177,17 @@ CLIENT *clnt_rdma_create(const char *host, rpcprog_t prog, rpcvers_t vers, const
  * xp_port and xp_ltaddr tell which), registered with xprt_register so
  * svc_run() accepts connections and serves them.  Each connection
  * copies the listener's options and bindings when it is accepted.
- * Returns the SVCXPRT, or NULL with
- * rpc_createerr set (RPC_SYSTEMERROR with re_errno).
+ * Returns the SVCXPRT, or NULL with rpc_createerr set (RPC_SYSTEMERROR
+ * with re_errno: EINVAL and E2BIG for options as clnt_rdma_tli_create,
+ * or why the listener failed).
  */
 SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_options *o);
 
 /*
  * svc_rdma_getinfo - what the accepted connection @xprt negotiated
  * (the SVCXPRT a dispatch function receives).  Returns 0, or -EINVAL
- * for a listener or a non-RDMA SVCXPRT.
+ * for a listener, a non-RDMA SVCXPRT, or an @info->size below the
+ * first version's.
  */
 int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info);
 

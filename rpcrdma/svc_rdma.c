@@ -45,6 +45,7 @@
 #include "cm-private/ccp_negotiation.h"
 #include "rpcrdma/debug.h"
 #include "rpcrdma/netconfig.h"
+#include "rpcrdma/options.h"
 #include "rpcrdma/rpcbind.h"
 #include "rpcrdma/svc_rdma_internal.h"
 #include "xdr/ccp.h"
@@ -295,12 +296,13 @@ int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info)
 {
 	const struct rpcrdma_ep_info *ei;
 	const struct svc_rdma_conn *c;
+	struct rpcrdma_conn_info got;
 
 	if (!xprt || !info || xprt->xp_ops != &svc_rdma_conn_ops)
 		return -EINVAL;
 	c = conn_of(xprt);
 	ei = rpcrdma_ep_info(c->ep);
-	*info = (struct rpcrdma_conn_info){
+	got = (struct rpcrdma_conn_info){
 		.inline_send = c->inline_send,
 		.inline_recv = ei->inline_params.recv,
 		.credits = c->credits.max_requests,
@@ -313,7 +315,7 @@ int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info)
 		.ccp = RPCRDMA_CCP_NOT_ASKED,
 		.connects = 1,
 	};
-	return 0;
+	return rpcrdma_conn_info_store(info, &got);
 }
 
 /* ---- listener --------------------------------------------------------------------------- */
@@ -481,12 +483,9 @@ SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_optio
 	ls = calloc(1, sizeof(*ls));
 	if (!ls)
 		return svc_rdma_create_fail(NULL, ENOMEM);
-	if (o)
-		ls->opts = *o;
-	else
-		rpcrdma_options_init(&ls->opts);
-	if (rpcrdma_options_check(&ls->opts))
-		return svc_rdma_create_fail(ls, EINVAL);
+	rc = rpcrdma_options_load(&ls->opts, o);
+	if (rc)
+		return svc_rdma_create_fail(ls, -rc);
 	rpcrdma_options_ep_params(&ls->opts, &params);
 	rc = rpcrdma_listener_create(addr, &params, 16, &ls->l);
 	if (rc)

@@ -1,7 +1,7 @@
 /*
- * Helpers shared by the RPC-over-RDMA CLIENT and SVCXPRT: option
- * defaults and checks, binding look-ups, offsets of a chunk-aware XDR
- * stream mapped to memory, and memory registration.
+ * Helpers shared by the RPC-over-RDMA CLIENT and SVCXPRT: binding
+ * look-ups, offsets of a chunk-aware XDR stream mapped to memory, and
+ * memory registration.
  */
 #include "rpcrdma/transport.h"
 
@@ -9,44 +9,6 @@
 #include <string.h>
 
 #include "xdr/bytes.h"
-
-void rpcrdma_options_init(struct rpcrdma_options *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->inline_send = 4096;
-	o->inline_recv = 4096;
-	o->credits = 32;
-	o->max_rpc_size = RPCRDMA_MAX_RPC_SIZE_LIMIT;
-	o->ird = 16;
-	o->ord = 16;
-	o->remote_invalidate = true;
-	o->connect_timeout_ms = 10000;
-	o->call_timeout.tv_sec = 25;
-}
-
-int rpcrdma_options_check(const struct rpcrdma_options *o)
-{
-	if (o->inline_send < 1024 || o->inline_recv < 1024 || o->inline_send > 262144 ||
-	    o->inline_recv > 262144 || !o->credits || o->credits > 1024 ||
-	    o->max_rpc_size < o->inline_send || o->max_rpc_size > RPCRDMA_MAX_RPC_SIZE_LIMIT ||
-	    o->connect_timeout_ms <= 0)
-		return -EINVAL;
-	return 0;
-}
-
-void rpcrdma_options_ep_params(const struct rpcrdma_options *o, struct rpcrdma_ep_params *p)
-{
-	*p = (struct rpcrdma_ep_params){
-		.send_size = o->inline_send,
-		.recv_size = o->inline_recv,
-		.recv_count = o->credits,
-		.send_depth = RPCRDMA_SEND_DEPTH + 3 * o->credits,
-		.max_send_sge = RPCRDMA_SEND_SGES,
-		.rd = { .ird = o->ird, .ord = o->ord },
-		.remote_invalidate = o->remote_invalidate,
-		.timeout_ms = o->connect_timeout_ms,
-	};
-}
 
 const struct rpcrdma_ulb_proc *rpcrdma_ulb_proc_find(const struct rpcrdma_ulb *ulb,
 						     rpcproc_t proc)

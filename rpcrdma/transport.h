@@ -1,8 +1,8 @@
 /*
  * Internals shared by the CLIENT (clnt_rdma.c) and the SVCXPRT
- * (svc_rdma*.c): option checks and endpoint parameters, upper-layer
- * binding look-ups, mapping offsets of a chunk-aware XDR stream's
- * complete message to memory, and memory registration helpers.
+ * (svc_rdma*.c): upper-layer binding look-ups, mapping offsets of a
+ * chunk-aware XDR stream's complete message to memory, and memory
+ * registration helpers.
  * Nothing here keeps state.
  */
 #ifndef RPCRDMA_TRANSPORT_H
@@ -24,12 +24,6 @@
 #define RPCRDMA_SEND_SGES      6u         /* siw's max_sge */
 /* The RPC reply header: xid, REPLY, MSG_ACCEPTED, verifier (up to MAX_AUTH_BYTES), accept_stat. */
 #define RPCRDMA_REPLY_HDR_MAX  (24u + MAX_AUTH_BYTES)
-
-/* Returns 0 or -EINVAL when @o cannot work (sizes, credits, timeouts). */
-int rpcrdma_options_check(const struct rpcrdma_options *o);
-
-/* Endpoint parameters for @o. */
-void rpcrdma_options_ep_params(const struct rpcrdma_options *o, struct rpcrdma_ep_params *p);
 
 /* The binding of @proc in @ulb, or NULL (also for a NULL @ulb). */
 const struct rpcrdma_ulb_proc *rpcrdma_ulb_proc_find(const struct rpcrdma_ulb *ulb,

@@ -89,8 +89,10 @@ static void record_server_view(SVCXPRT *xprt)
 	for (int i = 0; i < MAX_ADDRS; i++) {
 		struct server_view *v = &servers[i];
 
-		if (v->port == xprt->xp_port && !atomic_load(&v->seen) &&
-		    svc_rdma_getinfo(xprt, &v->info) == 0)
+		if (v->port != xprt->xp_port || atomic_load(&v->seen))
+			continue;
+		v->info.size = sizeof(v->info);
+		if (svc_rdma_getinfo(xprt, &v->info) == 0)
 			atomic_store(&v->seen, true);
 	}
 }
@@ -226,7 +228,7 @@ static void print_conn(uint16_t port, const struct rpcrdma_conn_info *c,
 static void run_client(const char *addr, struct server_view *v, uint8_t *buf)
 {
 	struct sockaddr_storage ss;
-	struct rpcrdma_conn_info info;
+	struct rpcrdma_conn_info info = RPCRDMA_CONN_INFO_INIT;
 	struct rpcrdma_options o;
 	CLIENT *cl;
 

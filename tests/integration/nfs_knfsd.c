@@ -113,7 +113,7 @@ static CLIENT *nfs_rdma_client(const char *addr)
 	struct sockaddr_storage ss;
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-	struct rpcrdma_conn_info info;
+	struct rpcrdma_conn_info info = RPCRDMA_CONN_INFO_INIT;
 	CLIENT *cl;
 
 	memset(&ss, 0, sizeof(ss));

@@ -14,6 +14,7 @@
  * only when every call passed.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -172,7 +173,7 @@ static void check_long_res(struct tally *t, CLIENT *cl, uint32_t size)
 static void check_conn_info(struct tally *t, CLIENT *cl, const char *provider)
 {
 	bool windows = !strcmp(provider, "rxe");
-	struct rpcrdma_conn_info ci;
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 	int rc = clnt_rdma_getinfo(cl, &ci);
 
 	if (rc) {
@@ -191,7 +192,7 @@ static void check_conn_info(struct tally *t, CLIENT *cl, const char *provider)
 /* With windows and R on both sides, the server's Send With Invalidate ends each call's access. */
 static void check_invalidations(struct tally *t, CLIENT *cl, const char *provider)
 {
-	struct rpcrdma_conn_info ci;
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 
 	if (clnt_rdma_getinfo(cl, &ci)) {
 		fail(t, "clnt_rdma_getinfo after the calls failed");
@@ -222,6 +223,77 @@ static void check_unbound(struct tally *t, const char *host, const char *netid, 
 	check_echo(t, cl, buf, 1000);
 	check_long_res(t, cl, 1048577);
 	check_echo(t, cl, buf, 1048577);
+	clnt_destroy(cl);
+}
+
+/* A program built against a later header: this library's options and one it does not know. */
+struct options_v_next {
+	struct rpcrdma_options o;
+	uint64_t unknown;
+};
+
+static bool create_refused(struct tally *t, const char *what, const char *host, const char *netid,
+			   const struct rpcrdma_options *o, int want)
+{
+	CLIENT *cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, o);
+
+	if (cl) {
+		clnt_destroy(cl);
+		fail(t, "%s: the CLIENT was created", what);
+		return false;
+	}
+	if (rpc_createerr.cf_stat != RPC_SYSTEMERROR || rpc_createerr.cf_error.re_errno != want) {
+		fail(t, "%s: %s (want errno %d)", what, clnt_spcreateerror(host), want);
+		return false;
+	}
+	return true;
+}
+
+/* The size fields of the options and the connection information, through the API. */
+static void check_struct_sizes(struct tally *t, const char *host, const char *netid)
+{
+	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct options_v_next n;
+	struct rpcrdma_conn_info ci;
+	CLIENT *cl;
+	int rc;
+
+	memset(&n, 0, sizeof(n));
+	rpcrdma_options_init(&n.o);
+	n.o.size = 0;
+	if (!create_refused(t, "options without their size", host, netid, &n.o, EINVAL))
+		return;
+	if (svc_rdma_create((const struct sockaddr *)&lo, &n.o) ||
+	    rpc_createerr.cf_error.re_errno != EINVAL) {
+		fail(t, "svc_rdma_create took options without their size");
+		return;
+	}
+	n.o.size = sizeof(n);
+	n.unknown = 1;
+	if (!create_refused(t, "options this library does not know", host, netid, &n.o, E2BIG))
+		return;
+	n.unknown = 0;
+	n.o.ulb = &rdmatest_ulb;
+	cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, &n.o);
+	if (!cl) {
+		fail(t, "a longer options struct with its extra options zero: %s",
+		     clnt_spcreateerror(host));
+		return;
+	}
+	memset(&ci, 0xa5, sizeof(ci));
+	ci.size = 0;
+	rc = clnt_rdma_getinfo(cl, &ci);
+	if (rc != -EINVAL || ci.credits != 0xa5a5a5a5u)
+		fail(t, "clnt_rdma_getinfo without the size: %d, credits %#x", rc, ci.credits);
+	ci.size = sizeof(ci);
+	rc = clnt_rdma_getinfo(cl, &ci);
+	if (rc || ci.size != sizeof(ci) || !ci.credits || ci.connects != 1)
+		fail(t, "clnt_rdma_getinfo with the size: %d, size %u, credits %u", rc, ci.size,
+		     ci.credits);
+	else
+		printf("rpc_basic: %s: options without a size: EINVAL; with an unknown option: "
+		       "E2BIG; a longer struct with it zero and the conn info's size: ok\n",
+		       t->label);
 	clnt_destroy(cl);
 }
 
@@ -261,6 +333,7 @@ static bool run_client(const char *provider, const char *host, const char *netid
 	check_invalidations(&t, cl, provider);
 	clnt_destroy(cl);
 	check_unbound(&t, host, netid, buf);
+	check_struct_sizes(&t, host, netid);
 	printf("rpc_basic: %s: %u calls ok, %u failed (%.1f s)\n", label, t.ok, t.failed,
 	       rdmatest_now() - t0);
 	return !t.failed;

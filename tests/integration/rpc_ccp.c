@@ -95,7 +95,7 @@ static CLIENT *connect_to(const char *addr, unsigned int port, rpcprog_t prog, r
 
 static void check_our_server(const char *addr, unsigned int port)
 {
-	struct rpcrdma_conn_info ci;
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 	CLIENT *cl;
 
 	for (int ccp = 0; ccp < 2; ccp++) {
@@ -116,7 +116,7 @@ static void check_our_server(const char *addr, unsigned int port)
 
 static void check_knfsd(const char *addr)
 {
-	struct rpcrdma_conn_info ci;
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 	enum clnt_stat st;
 	CLIENT *cl = connect_to(addr, NFS_RDMA_PORT, NFS_PROGRAM, NFS_V3, true, &ci);
 

@@ -279,7 +279,7 @@ static int client_main(const struct config *cfg)
 	struct stats st = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct worker w[MAX_THREADS];
 	pthread_t th[MAX_THREADS];
-	struct rpcrdma_conn_info ci = { 0 };
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 	unsigned int started = 0;
 	double t0;
 	CLIENT *cl = client_create(cfg);

@@ -122,7 +122,7 @@ static enum clnt_stat echo(CLIENT *cl, const char *text, int seconds)
 
 static struct rpcrdma_conn_info info_of(CLIENT *cl)
 {
-	struct rpcrdma_conn_info ci = { 0 };
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 
 	if (clnt_rdma_getinfo(cl, &ci))
 		check_fail("clnt_rdma_getinfo: no connection");
@@ -230,7 +230,7 @@ static bool retry_timeout_set(CLIENT *cl, const char *addr, long us)
 
 static void run(const char *addr, unsigned int port)
 {
-	struct rpcrdma_conn_info before, after;
+	struct rpcrdma_conn_info before = RPCRDMA_CONN_INFO_INIT, after = RPCRDMA_CONN_INFO_INIT;
 	unsigned int grant;
 	double dt;
 	CLIENT *cl = client(addr, port, false);

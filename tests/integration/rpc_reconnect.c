@@ -160,7 +160,7 @@ static void expect(CLIENT *cl, const char *what, enum clnt_stat got, enum clnt_s
 
 static unsigned int connects(CLIENT *cl)
 {
-	struct rpcrdma_conn_info ci;
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 
 	return clnt_rdma_getinfo(cl, &ci) ? 0 : ci.connects;
 }

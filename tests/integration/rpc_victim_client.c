@@ -300,7 +300,7 @@ static bool run_step(CLIENT *cl, const char *step, uint32_t index)
 
 static void print_info(CLIENT *cl)
 {
-	struct rpcrdma_conn_info info;
+	struct rpcrdma_conn_info info = RPCRDMA_CONN_INFO_INIT;
 
 	if (clnt_rdma_getinfo(cl, &info))
 		return;

@@ -130,7 +130,7 @@ static bool_t xdr_info(XDR *x, uint32_t *w)
 /* svc_rdma_getinfo() on the calling connection, the listener, the TCP transport and NULL. */
 static void info_words(SVCXPRT *xprt, uint32_t *w)
 {
-	struct rpcrdma_conn_info ci = { 0 };
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 
 	w[0] = (uint32_t)svc_rdma_getinfo(xprt, &ci);
 	w[1] = (uint32_t)svc_rdma_getinfo(server.rdma, &ci);
@@ -272,7 +272,7 @@ static CLIENT *check_ccp(const struct server *s, struct rpcrdma_config_reply *ou
 {
 	struct rpcrdma_config_req req = { 4096, CCP_MAXREPLY, 4 };
 	struct rpcrdma_config_reply rep = { 0, 0, 0 };
-	struct rpcrdma_conn_info ci;
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 	struct rpcrdma_options o;
 	CLIENT *cl;
 
@@ -315,7 +315,7 @@ static void expect_word(const uint32_t *w, unsigned int i, uint32_t want, const 
 /* The dispatch function's view of the connection CONF_RDMA configured. */
 static void check_getinfo(CLIENT *cl, const struct rpcrdma_config_reply *rep, bool iwarp)
 {
-	struct rpcrdma_conn_info ci;
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 	rpcprog_t prog = TEST_PROG;
 	rpcvers_t vers = TEST_VERS;
 	uint32_t w[INFO_WORDS];

@@ -1,0 +1,90 @@
+/*
+ * Options and connection information as they cross the library's
+ * interface: the defaults, the checks every create function applies,
+ * the endpoint parameters they imply, and the size field that keeps
+ * both structs extensible (a caller's struct may be shorter or longer
+ * than this library's).
+ */
+#include "rpcrdma/options.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "rpcrdma/transport.h"
+
+void rpcrdma_options_init(struct rpcrdma_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->size = sizeof(*o);
+	o->inline_send = 4096;
+	o->inline_recv = 4096;
+	o->credits = 32;
+	o->max_rpc_size = RPCRDMA_MAX_RPC_SIZE_LIMIT;
+	o->ird = 16;
+	o->ord = 16;
+	o->remote_invalidate = true;
+	o->connect_timeout_ms = 10000;
+	o->call_timeout.tv_sec = 25;
+}
+
+static int options_check(const struct rpcrdma_options *o)
+{
+	if (o->inline_send < 1024 || o->inline_recv < 1024 || o->inline_send > 262144 ||
+	    o->inline_recv > 262144 || !o->credits || o->credits > 1024 ||
+	    o->max_rpc_size < o->inline_send || o->max_rpc_size > RPCRDMA_MAX_RPC_SIZE_LIMIT ||
+	    o->connect_timeout_ms <= 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* Whether bytes [@from, @to) of @p are all zero. */
+static bool bytes_zero(const void *p, size_t from, size_t to)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = from; i < to; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+int rpcrdma_options_load(struct rpcrdma_options *out, const struct rpcrdma_options *o)
+{
+	rpcrdma_options_init(out);
+	if (!o)
+		return 0;
+	if (o->size < RPCRDMA_OPTIONS_SIZE_V1)
+		return -EINVAL;
+	if (o->size > sizeof(*out) && !bytes_zero(o, sizeof(*out), o->size))
+		return -E2BIG;
+	memcpy(out, o, o->size < sizeof(*out) ? o->size : sizeof(*out));
+	out->size = sizeof(*out);
+	return options_check(out);
+}
+
+void rpcrdma_options_ep_params(const struct rpcrdma_options *o, struct rpcrdma_ep_params *p)
+{
+	*p = (struct rpcrdma_ep_params){
+		.send_size = o->inline_send,
+		.recv_size = o->inline_recv,
+		.recv_count = o->credits,
+		.send_depth = RPCRDMA_SEND_DEPTH + 3 * o->credits,
+		.max_send_sge = RPCRDMA_SEND_SGES,
+		.rd = { .ird = o->ird, .ord = o->ord },
+		.remote_invalidate = o->remote_invalidate,
+		.timeout_ms = o->connect_timeout_ms,
+	};
+}
+
+int rpcrdma_conn_info_store(struct rpcrdma_conn_info *dst, const struct rpcrdma_conn_info *src)
+{
+	size_t have = dst->size, n = have < sizeof(*src) ? have : sizeof(*src);
+
+	if (have < RPCRDMA_CONN_INFO_SIZE_V1)
+		return -EINVAL;
+	memcpy(dst, src, n);
+	memset((unsigned char *)dst + n, 0, have - n);
+	dst->size = (uint32_t)n;
+	return 0;
+}

@@ -1,0 +1,44 @@
+/*
+ * The public option and connection-information structs (rpcrdma.h)
+ * across library versions: defaults, checks, endpoint parameters, and
+ * the size rule that lets a later version append fields without
+ * breaking programs built against an earlier one.
+ */
+#ifndef RPCRDMA_OPTIONS_H
+#define RPCRDMA_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpcrdma/rpcrdma.h"
+#include "rpcrdma/verbs.h"
+
+/* The sizes of the structs' first versions: nothing shorter is accepted. */
+#define RPCRDMA_OPTIONS_SIZE_V1                                                                    \
+	(offsetof(struct rpcrdma_options, ulb) + sizeof(((struct rpcrdma_options *)0)->ulb))
+#define RPCRDMA_CONN_INFO_SIZE_V1                                                                  \
+	(offsetof(struct rpcrdma_conn_info, local_invalidations) + sizeof(uint64_t))
+
+/*
+ * rpcrdma_options_load - the caller's options @o (NULL: the defaults)
+ * as this library's struct in @out: fields a shorter (older) struct
+ * lacks keep their defaults.  Returns 0; -EINVAL when @o->size is
+ * below the first version's or a value cannot work (sizes, credits,
+ * timeouts); -E2BIG when a longer struct sets bytes past this
+ * library's, options it does not know.
+ */
+int rpcrdma_options_load(struct rpcrdma_options *out, const struct rpcrdma_options *o);
+
+/* Endpoint parameters for @o. */
+void rpcrdma_options_ep_params(const struct rpcrdma_options *o, struct rpcrdma_ep_params *p);
+
+/*
+ * rpcrdma_conn_info_store - copy @src to the caller's @dst, whose size
+ * field says how long it is: at most this library's struct is written,
+ * bytes past it are zeroed (fields this library does not know), and
+ * dst->size becomes the length written.  Returns 0, or -EINVAL when
+ * dst->size is below the first version's.
+ */
+int rpcrdma_conn_info_store(struct rpcrdma_conn_info *dst, const struct rpcrdma_conn_info *src);
+
+#endif

@@ -1,0 +1,170 @@
+/* Options and connection information across library versions (the size rule). */
+#include <criterion/criterion.h>
+#include <errno.h>
+
+#include "rpcrdma/options.h"
+
+/* A program built against a later version: this library's struct and options it does not know. */
+struct options_v_next {
+	struct rpcrdma_options o;
+	uint64_t unknown;
+};
+
+struct conn_info_v_next {
+	struct rpcrdma_conn_info ci;
+	uint64_t unknown;
+};
+
+Test(options, null_takes_the_defaults)
+{
+	struct rpcrdma_options out, def;
+
+	rpcrdma_options_init(&def);
+	cr_assert_eq(rpcrdma_options_load(&out, NULL), 0);
+	cr_assert_eq(memcmp(&out, &def, sizeof(def)), 0);
+	cr_assert_eq(out.size, sizeof(out));
+}
+
+Test(options, init_sets_the_size_and_the_documented_defaults)
+{
+	struct rpcrdma_options o;
+
+	memset(&o, 0xa5, sizeof(o));
+	rpcrdma_options_init(&o);
+	cr_assert_eq(o.size, sizeof(o));
+	cr_assert_eq(o.inline_send, 4096);
+	cr_assert_eq(o.inline_recv, 4096);
+	cr_assert_eq(o.credits, 32);
+	cr_assert_eq(o.max_rpc_size, RPCRDMA_MAX_RPC_SIZE_LIMIT);
+	cr_assert_eq(o.connect_timeout_ms, 10000);
+	cr_assert_eq(o.call_timeout.tv_sec, 25);
+	cr_assert(o.remote_invalidate);
+	cr_assert_not(o.use_ccp);
+	cr_assert_not(o.reconnect_resend);
+	cr_assert_null(o.ulb);
+}
+
+Test(options, the_callers_values_are_taken)
+{
+	struct rpcrdma_options o, out;
+
+	rpcrdma_options_init(&o);
+	o.credits = 7;
+	o.inline_recv = 8192;
+	o.use_ccp = true;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
+	cr_assert_eq(memcmp(&out, &o, sizeof(o)), 0);
+}
+
+Test(options, a_struct_without_its_size_is_refused)
+{
+	struct rpcrdma_options o, out;
+
+	rpcrdma_options_init(&o);
+	o.size = 0;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.size = RPCRDMA_OPTIONS_SIZE_V1 - 1;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+}
+
+Test(options, bad_values_are_refused)
+{
+	struct rpcrdma_options o, out;
+
+	rpcrdma_options_init(&o);
+	o.credits = 0;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	rpcrdma_options_init(&o);
+	o.inline_send = 512;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	rpcrdma_options_init(&o);
+	o.max_rpc_size = RPCRDMA_MAX_RPC_SIZE_LIMIT + 1;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	rpcrdma_options_init(&o);
+	o.connect_timeout_ms = 0;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+}
+
+Test(options, a_longer_struct_is_taken_when_its_extra_options_are_zero)
+{
+	struct options_v_next n;
+	struct rpcrdma_options out;
+
+	memset(&n, 0, sizeof(n));
+	rpcrdma_options_init(&n.o);
+	n.o.size = sizeof(n);
+	n.o.credits = 9;
+	cr_assert_eq(rpcrdma_options_load(&out, &n.o), 0);
+	cr_assert_eq(out.credits, 9);
+	cr_assert_eq(out.size, sizeof(out));
+	n.unknown = 1;
+	cr_assert_eq(rpcrdma_options_load(&out, &n.o), -E2BIG);
+	n.unknown = (uint64_t)1 << 63;
+	cr_assert_eq(rpcrdma_options_load(&out, &n.o), -E2BIG);
+}
+
+Test(options, endpoint_parameters_follow_the_options)
+{
+	struct rpcrdma_options o;
+	struct rpcrdma_ep_params p;
+
+	rpcrdma_options_init(&o);
+	o.credits = 10;
+	o.inline_send = 2048;
+	rpcrdma_options_ep_params(&o, &p);
+	cr_assert_eq(p.send_size, 2048);
+	cr_assert_eq(p.recv_size, 4096);
+	cr_assert_eq(p.recv_count, 10);
+	cr_assert_eq(p.timeout_ms, 10000);
+	cr_assert_eq(p.rd.ird, 16);
+}
+
+static struct rpcrdma_conn_info sample_info(void)
+{
+	return (struct rpcrdma_conn_info){ .size = sizeof(struct rpcrdma_conn_info),
+					   .inline_send = 4096,
+					   .credits = 32,
+					   .iwarp = true,
+					   .local_invalidations = 77 };
+}
+
+Test(conn_info, the_init_macro_sets_the_size)
+{
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
+
+	cr_assert_eq(ci.size, sizeof(ci));
+	cr_assert_eq(ci.credits, 0);
+}
+
+Test(conn_info, stored_whole_for_this_version)
+{
+	struct rpcrdma_conn_info src = sample_info(), dst = RPCRDMA_CONN_INFO_INIT;
+
+	cr_assert_eq(rpcrdma_conn_info_store(&dst, &src), 0);
+	cr_assert_eq(memcmp(&dst, &src, sizeof(src)), 0);
+}
+
+Test(conn_info, a_longer_struct_gets_zero_past_what_the_library_knows)
+{
+	struct rpcrdma_conn_info src = sample_info();
+	struct conn_info_v_next dst;
+
+	memset(&dst, 0xa5, sizeof(dst));
+	dst.ci.size = sizeof(dst);
+	cr_assert_eq(rpcrdma_conn_info_store(&dst.ci, &src), 0);
+	cr_assert_eq(dst.unknown, 0);
+	cr_assert_eq(dst.ci.size, sizeof(src));
+	cr_assert_eq(dst.ci.local_invalidations, 77);
+}
+
+Test(conn_info, a_struct_without_its_size_is_refused_and_left_alone)
+{
+	struct rpcrdma_conn_info src = sample_info(), dst;
+
+	memset(&dst, 0, sizeof(dst));
+	cr_assert_eq(rpcrdma_conn_info_store(&dst, &src), -EINVAL);
+	cr_assert_eq(dst.credits, 0);
+	dst.size = RPCRDMA_CONN_INFO_SIZE_V1 - 1;
+	cr_assert_eq(rpcrdma_conn_info_store(&dst, &src), -EINVAL);
+	cr_assert_eq(dst.credits, 0);
+}
