@@ -13,19 +13,26 @@
 
 #include "rpcrdma/transport.h"
 
-void rpcrdma_options_init(struct rpcrdma_options *o)
+void rpcrdma_options_init_sized(struct rpcrdma_options *o, size_t size)
 {
-	memset(o, 0, sizeof(*o));
-	o->size = sizeof(*o);
-	o->inline_send = 4096;
-	o->inline_recv = 4096;
-	o->credits = 32;
-	o->max_rpc_size = RPCRDMA_MAX_RPC_SIZE_LIMIT;
-	o->ird = 16;
-	o->ord = 16;
-	o->remote_invalidate = true;
-	o->connect_timeout_ms = 10000;
-	o->call_timeout.tv_sec = 25;
+	size_t n = size < sizeof(*o) ? size : sizeof(*o);
+	struct rpcrdma_options d;
+
+	if (size < RPCRDMA_OPTIONS_SIZE_V1)
+		return;
+	memset(&d, 0, sizeof(d)); /* padding too: a longer struct's check reads raw bytes */
+	d.inline_send = 4096;
+	d.inline_recv = 4096;
+	d.credits = 32;
+	d.max_rpc_size = RPCRDMA_MAX_RPC_SIZE_LIMIT;
+	d.ird = 16;
+	d.ord = 16;
+	d.remote_invalidate = true;
+	d.connect_timeout_ms = 10000;
+	d.call_timeout.tv_sec = 25;
+	memset(o, 0, size);
+	memcpy(o, &d, n);
+	o->size = (uint32_t)size;
 }
 
 static int options_check(const struct rpcrdma_options *o)
@@ -54,7 +61,7 @@ int rpcrdma_options_load(struct rpcrdma_options *out, const struct rpcrdma_optio
 	rpcrdma_options_init(out);
 	if (!o)
 		return 0;
-	if (o->size < RPCRDMA_OPTIONS_SIZE_V1)
+	if (o->size < RPCRDMA_OPTIONS_SIZE_V1 || o->size > RPCRDMA_STRUCT_SIZE_MAX)
 		return -EINVAL;
 	if (o->size > sizeof(*out) && !bytes_zero(o, sizeof(*out), o->size))
 		return -E2BIG;
@@ -81,7 +88,7 @@ int rpcrdma_conn_info_store(struct rpcrdma_conn_info *dst, const struct rpcrdma_
 {
 	size_t have = dst->size, n = have < sizeof(*src) ? have : sizeof(*src);
 
-	if (have < RPCRDMA_CONN_INFO_SIZE_V1)
+	if (have < RPCRDMA_CONN_INFO_SIZE_V1 || have > RPCRDMA_STRUCT_SIZE_MAX)
 		return -EINVAL;
 	memcpy(dst, src, n);
 	memset((unsigned char *)dst + n, 0, have - n);

@@ -18,12 +18,15 @@
 	(offsetof(struct rpcrdma_options, ulb) + sizeof(((struct rpcrdma_options *)0)->ulb))
 #define RPCRDMA_CONN_INFO_SIZE_V1                                                                  \
 	(offsetof(struct rpcrdma_conn_info, local_invalidations) + sizeof(uint64_t))
+/* Larger sizes are taken for a size never set (stack garbage), not a later version. */
+#define RPCRDMA_STRUCT_SIZE_MAX 4096u
 
 /*
  * rpcrdma_options_load - the caller's options @o (NULL: the defaults)
  * as this library's struct in @out: fields a shorter (older) struct
  * lacks keep their defaults.  Returns 0; -EINVAL when @o->size is
- * below the first version's or a value cannot work (sizes, credits,
+ * below the first version's or above RPCRDMA_STRUCT_SIZE_MAX, or a
+ * value cannot work (sizes, credits,
  * timeouts); -E2BIG when a longer struct sets bytes past this
  * library's, options it does not know.
  */
@@ -36,8 +39,9 @@ void rpcrdma_options_ep_params(const struct rpcrdma_options *o, struct rpcrdma_e
  * rpcrdma_conn_info_store - copy @src to the caller's @dst, whose size
  * field says how long it is: at most this library's struct is written,
  * bytes past it are zeroed (fields this library does not know), and
- * dst->size becomes the length written.  Returns 0, or -EINVAL when
- * dst->size is below the first version's.
+ * dst->size becomes the length of the fields filled.  Returns 0, or
+ * -EINVAL (nothing written) when dst->size is below the first
+ * version's or above RPCRDMA_STRUCT_SIZE_MAX.
  */
 int rpcrdma_conn_info_store(struct rpcrdma_conn_info *dst, const struct rpcrdma_conn_info *src);
 

@@ -57,6 +57,7 @@ struct rpcrdma_ulb {
  * so the size tells a library how much of the struct the program has:
  * fields a shorter struct lacks take their defaults, and a longer one
  * is refused (E2BIG) if it sets fields this library does not know.
+ * A size below the first version's or above 4096 is refused (EINVAL).
  */
 struct rpcrdma_options {
 	uint32_t size;               /* sizeof(struct rpcrdma_options), set by rpcrdma_options_init */
@@ -105,7 +106,8 @@ enum rpcrdma_ccp_outcome {
  * What a connection negotiated.  Set @size to sizeof(struct
  * rpcrdma_conn_info) before asking (RPCRDMA_CONN_INFO_INIT): the get
  * functions write at most that much, zero what follows the fields they
- * know, and set @size to the length they wrote.
+ * know, and set @size to the length of the fields they filled; a size
+ * below the first version's or above 4096 is refused (-EINVAL).
  */
 struct rpcrdma_conn_info {
 	uint32_t size;
@@ -134,9 +136,15 @@ struct rpcrdma_conn_info {
  * rpcrdma_options_init - defaults: 4096-byte inline thresholds, 32
  * credits, max_rpc_size RPCRDMA_MAX_RPC_SIZE_LIMIT, IRD/ORD 16,
  * remote_invalidate set, no CCP, no resend after reconnect, 10 s
- * connect timeout, 25 s call timeout, no ULB.
+ * connect timeout, 25 s call timeout, no ULB; and size.  A macro, so
+ * the size is the struct's in the program's build:
+ * rpcrdma_options_init_sized() writes the defaults of the fields this
+ * library knows within @size bytes, zeroes the rest of them, and
+ * records @size (nothing is written for a @size below the first
+ * version's struct, which no header ever had).
  */
-void rpcrdma_options_init(struct rpcrdma_options *o);
+void rpcrdma_options_init_sized(struct rpcrdma_options *o, size_t size);
+#define rpcrdma_options_init(o) rpcrdma_options_init_sized((o), sizeof(*(o)))
 
 /*
  * clnt_rdma_tli_create - connect to @addr (AF_INET or AF_INET6, port

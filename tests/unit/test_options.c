@@ -44,6 +44,28 @@ Test(options, init_sets_the_size_and_the_documented_defaults)
 	cr_assert_null(o.ulb);
 }
 
+Test(options, init_writes_within_the_programs_size_only)
+{
+	unsigned char buf[sizeof(struct rpcrdma_options) + 16];
+	struct options_v_next n;
+	struct rpcrdma_options out;
+
+	memset(buf, 0xa5, sizeof(buf));
+	rpcrdma_options_init_sized((struct rpcrdma_options *)buf, RPCRDMA_OPTIONS_SIZE_V1);
+	for (size_t i = RPCRDMA_OPTIONS_SIZE_V1; i < sizeof(buf); i++)
+		cr_assert_eq(buf[i], 0xa5, "byte %zu past the size was written", i);
+	memset(&n, 0xa5, sizeof(n));
+	rpcrdma_options_init_sized(&n.o, sizeof(n)); /* a later header's rpcrdma_options_init */
+	cr_assert_eq(n.o.size, sizeof(n));
+	cr_assert_eq(n.unknown, 0);
+	cr_assert_eq(n.o.credits, 32);
+	cr_assert_eq(rpcrdma_options_load(&out, &n.o), 0);
+	memset(buf, 0xa5, sizeof(buf));
+	rpcrdma_options_init_sized((struct rpcrdma_options *)buf, RPCRDMA_OPTIONS_SIZE_V1 - 1);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		cr_assert_eq(buf[i], 0xa5, "a size below the first version's wrote byte %zu", i);
+}
+
 Test(options, the_callers_values_are_taken)
 {
 	struct rpcrdma_options o, out;
@@ -64,6 +86,8 @@ Test(options, a_struct_without_its_size_is_refused)
 	o.size = 0;
 	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
 	o.size = RPCRDMA_OPTIONS_SIZE_V1 - 1;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.size = RPCRDMA_STRUCT_SIZE_MAX + 1; /* never set: stack garbage, not a later version */
 	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
 }
 
@@ -165,6 +189,9 @@ Test(conn_info, a_struct_without_its_size_is_refused_and_left_alone)
 	cr_assert_eq(rpcrdma_conn_info_store(&dst, &src), -EINVAL);
 	cr_assert_eq(dst.credits, 0);
 	dst.size = RPCRDMA_CONN_INFO_SIZE_V1 - 1;
+	cr_assert_eq(rpcrdma_conn_info_store(&dst, &src), -EINVAL);
+	cr_assert_eq(dst.credits, 0);
+	dst.size = RPCRDMA_STRUCT_SIZE_MAX + 1;
 	cr_assert_eq(rpcrdma_conn_info_store(&dst, &src), -EINVAL);
 	cr_assert_eq(dst.credits, 0);
 }
