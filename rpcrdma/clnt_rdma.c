@@ -856,8 +856,7 @@ int clnt_rdma_getinfo(CLIENT *cl, struct rpcrdma_conn_info *info)
 	struct rpcrdma_clnt *ct;
 	int rc = 0;
 
-	if (!cl || !info || cl->cl_ops != &clnt_rdma_ops || info->size < RPCRDMA_CONN_INFO_SIZE_V1 ||
-	    info->size > RPCRDMA_STRUCT_SIZE_MAX)
+	if (!cl || !info || cl->cl_ops != &clnt_rdma_ops || !rpcrdma_conn_info_size_ok(info))
 		return -EINVAL;
 	ct = clnt_rdma_of(cl);
 	pthread_mutex_lock(&ct->lock);

@@ -84,11 +84,16 @@ void rpcrdma_options_ep_params(const struct rpcrdma_options *o, struct rpcrdma_e
 	};
 }
 
+bool rpcrdma_conn_info_size_ok(const struct rpcrdma_conn_info *info)
+{
+	return info->size >= RPCRDMA_CONN_INFO_SIZE_V1 && info->size <= RPCRDMA_STRUCT_SIZE_MAX;
+}
+
 int rpcrdma_conn_info_store(struct rpcrdma_conn_info *dst, const struct rpcrdma_conn_info *src)
 {
 	size_t have = dst->size, n = have < sizeof(*src) ? have : sizeof(*src);
 
-	if (have < RPCRDMA_CONN_INFO_SIZE_V1 || have > RPCRDMA_STRUCT_SIZE_MAX)
+	if (!rpcrdma_conn_info_size_ok(dst))
 		return -EINVAL;
 	memcpy(dst, src, n);
 	memset((unsigned char *)dst + n, 0, have - n);

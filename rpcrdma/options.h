@@ -7,6 +7,7 @@
 #ifndef RPCRDMA_OPTIONS_H
 #define RPCRDMA_OPTIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,9 @@ int rpcrdma_options_load(struct rpcrdma_options *out, const struct rpcrdma_optio
 
 /* Endpoint parameters for @o. */
 void rpcrdma_options_ep_params(const struct rpcrdma_options *o, struct rpcrdma_ep_params *p);
+
+/* Whether @info->size is one a caller can have set (see rpcrdma_conn_info_store). */
+bool rpcrdma_conn_info_size_ok(const struct rpcrdma_conn_info *info);
 
 /*
  * rpcrdma_conn_info_store - copy @src to the caller's @dst, whose size
