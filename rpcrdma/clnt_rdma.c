@@ -846,6 +846,7 @@ static void conn_info_fill(const struct rpcrdma_clnt *ct, const struct clnt_rdma
 		.registration = rpcrdma_reg_strategy(cn->reg),
 		.ccp = cn->ccp,
 		.connects = ct->connects,
+		.ack_timeout = ei->ack_timeout,
 	};
 	rpcrdma_reg_counts(cn->reg, &info->remote_invalidations, &info->local_invalidations);
 }

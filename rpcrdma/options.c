@@ -40,7 +40,7 @@ static int options_check(const struct rpcrdma_options *o)
 	if (o->inline_send < 1024 || o->inline_recv < 1024 || o->inline_send > 262144 ||
 	    o->inline_recv > 262144 || !o->credits || o->credits > 1024 ||
 	    o->max_rpc_size < o->inline_send || o->max_rpc_size > RPCRDMA_MAX_RPC_SIZE_LIMIT ||
-	    o->connect_timeout_ms <= 0)
+	    o->connect_timeout_ms <= 0 || o->ack_timeout > 31)
 		return -EINVAL;
 	return 0;
 }
@@ -81,6 +81,7 @@ void rpcrdma_options_ep_params(const struct rpcrdma_options *o, struct rpcrdma_e
 		.rd = { .ird = o->ird, .ord = o->ord },
 		.remote_invalidate = o->remote_invalidate,
 		.timeout_ms = o->connect_timeout_ms,
+		.ack_timeout = (uint8_t)o->ack_timeout,
 	};
 }
 

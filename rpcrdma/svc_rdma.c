@@ -314,6 +314,7 @@ int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info)
 		.registration = RPCRDMA_REG_PER_CALL_MR, /* the server exposes no memory */
 		.ccp = RPCRDMA_CCP_NOT_ASKED,
 		.connects = 1,
+		.ack_timeout = ei->ack_timeout,
 	};
 	return rpcrdma_conn_info_store(info, &got);
 }

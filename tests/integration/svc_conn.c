@@ -11,6 +11,9 @@
  * - svc_rdma_getinfo() describes the connection to the dispatch
  *   function (with CCP's effect), and refuses listeners and TCP
  *   transports;
+ * - the ack_timeout options of the listener and the CLIENT are the
+ *   local ACK timeouts of their queue pairs (IB and RoCE; 0 on iWARP),
+ *   and without the option the CLIENT's is rdma_cm's;
  * - once the client destroys its CLIENT, the server destroys the
  *   connection's transport (its fd leaves svc_pollfd) within a second;
  * - a listener on the wildcard address registered with svc_rdma_reg()
@@ -49,8 +52,11 @@
 #define WILD_PROG     0x20000779u  /* registered with rpcbind on the wildcard listener */
 #define TEST_VERS     1u
 #define PROC_INFO     1u     /* result: INFO_WORDS words, see info_words() */
-#define INFO_WORDS    15u
+#define INFO_WORDS    16u
 #define SERVER_CREDITS 24u
+/* Local ACK timeouts asked for (IB and RoCE; iWARP reports 0): both differ from rdma_cm's. */
+#define SERVER_ACK_TIMEOUT 15u
+#define CLIENT_ACK_TIMEOUT 12u
 
 static const struct timeval call_timeout = { 10, 0 };
 
@@ -148,6 +154,7 @@ static void info_words(SVCXPRT *xprt, uint32_t *w)
 	w[12] = ci.registration;
 	w[13] = ci.ccp;
 	w[14] = ci.connects;
+	w[15] = ci.ack_timeout;
 }
 
 static void test_dispatch(struct svc_req *rq, SVCXPRT *xprt)
@@ -206,6 +213,7 @@ static void server_start(const struct sockaddr_storage *addr, struct server *s)
 	o.inline_send = SERVER_SEND;
 	o.inline_recv = SERVER_RECV;
 	o.credits = SERVER_CREDITS;
+	o.ack_timeout = SERVER_ACK_TIMEOUT;
 	s->rdma = svc_rdma_create((const struct sockaddr *)addr, &o);
 	if (!s->rdma)
 		fail("svc_rdma_create: %s", clnt_spcreateerror("svc_rdma_create"));
@@ -282,6 +290,7 @@ static CLIENT *check_ccp(const struct server *s, struct rpcrdma_config_reply *ou
 	 */
 	rpcrdma_options_init(&o);
 	o.max_rpc_size = 65536;
+	o.ack_timeout = CLIENT_ACK_TIMEOUT;
 	cl = clnt_rdma_tli_create((const struct sockaddr *)&s->rdma_addr, RPCRDMA_CCP_PROGRAM,
 				  RPCRDMA_CCP_VERSION, &o);
 	if (!cl)
@@ -344,6 +353,11 @@ static void check_getinfo(CLIENT *cl, const struct rpcrdma_config_reply *rep, bo
 	expect_word(w, 12, RPCRDMA_REG_PER_CALL_MR, "registration");
 	expect_word(w, 13, RPCRDMA_CCP_NOT_ASKED, "ccp");
 	expect_word(w, 14, 1, "connects");
+	expect_word(w, 15, iwarp ? 0 : SERVER_ACK_TIMEOUT, "ack_timeout (the listener's option)");
+	if (ci.ack_timeout != (iwarp ? 0 : CLIENT_ACK_TIMEOUT))
+		fail("clnt_rdma_getinfo: ack_timeout is %u, expected %u", ci.ack_timeout,
+		     iwarp ? 0 : CLIENT_ACK_TIMEOUT);
+	pass("local ACK timeouts on the queue pairs: server %u, client %u", w[15], ci.ack_timeout);
 	pass("svc_rdma_getinfo: inline send %u recv %u, credits %u, IRD %u ORD %u, %s", w[4], w[5],
 	     w[6], w[7], w[8], iwarp ? "iWARP" : "IB");
 }
@@ -402,6 +416,7 @@ static void check_wildcard(const struct server *s, const char *host)
 {
 	const char *netid = s->rdma_addr.ss_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6;
 	struct sockaddr_storage found, want = s->rdma_addr;
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 	struct rpcrdma_options o;
 	CLIENT *cl;
 	int rc;
@@ -422,6 +437,12 @@ static void check_wildcard(const struct server *s, const char *host)
 	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
 				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
 		    RPC_SUCCESS, "NULL through clnt_rdma_create() to the wildcard listener");
+	if (clnt_rdma_getinfo(cl, &ci))
+		fail("clnt_rdma_getinfo failed");
+	if (ci.iwarp ? ci.ack_timeout != 0 : !ci.ack_timeout)
+		fail("without the option the local ACK timeout is %u on %s", ci.ack_timeout,
+		     ci.iwarp ? "iWARP" : "IB");
+	pass("without the option the local ACK timeout is rdma_cm's: %u", ci.ack_timeout);
 	clnt_destroy(cl);
 	rpcrdma_rpcb_unset(WILD_PROG, TEST_VERS, netid);
 }

@@ -42,11 +42,12 @@ Test(options, init_sets_the_size_and_the_documented_defaults)
 	cr_assert_not(o.use_ccp);
 	cr_assert_not(o.reconnect_resend);
 	cr_assert_null(o.ulb);
+	cr_assert_eq(o.ack_timeout, 0);
 }
 
 Test(options, init_writes_within_the_programs_size_only)
 {
-	unsigned char buf[sizeof(struct rpcrdma_options) + 16];
+	_Alignas(struct rpcrdma_options) unsigned char buf[sizeof(struct rpcrdma_options) + 16];
 	struct options_v_next n;
 	struct rpcrdma_options out;
 
@@ -107,6 +108,27 @@ Test(options, bad_values_are_refused)
 	rpcrdma_options_init(&o);
 	o.connect_timeout_ms = 0;
 	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	rpcrdma_options_init(&o);
+	o.ack_timeout = 32;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.ack_timeout = 31;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
+	cr_assert_eq(out.ack_timeout, 31);
+}
+
+/* A program built against the first version: what follows its struct is not its own. */
+Test(options, a_first_version_struct_gets_the_defaults_of_later_fields)
+{
+	_Alignas(struct rpcrdma_options) unsigned char buf[sizeof(struct rpcrdma_options) + 16];
+	struct rpcrdma_options *o = (struct rpcrdma_options *)buf, out;
+
+	memset(buf, 0xa5, sizeof(buf));
+	rpcrdma_options_init_sized(o, RPCRDMA_OPTIONS_SIZE_V1);
+	o->credits = 9;
+	cr_assert_eq(rpcrdma_options_load(&out, o), 0);
+	cr_assert_eq(out.credits, 9);
+	cr_assert_eq(out.ack_timeout, 0);
+	cr_assert_eq(out.size, sizeof(out));
 }
 
 Test(options, a_longer_struct_is_taken_when_its_extra_options_are_zero)
@@ -141,6 +163,10 @@ Test(options, endpoint_parameters_follow_the_options)
 	cr_assert_eq(p.recv_count, 10);
 	cr_assert_eq(p.timeout_ms, 10000);
 	cr_assert_eq(p.rd.ird, 16);
+	cr_assert_eq(p.ack_timeout, 0);
+	o.ack_timeout = 14;
+	rpcrdma_options_ep_params(&o, &p);
+	cr_assert_eq(p.ack_timeout, 14);
 }
 
 static struct rpcrdma_conn_info sample_info(void)
@@ -149,7 +175,8 @@ static struct rpcrdma_conn_info sample_info(void)
 					   .inline_send = 4096,
 					   .credits = 32,
 					   .iwarp = true,
-					   .local_invalidations = 77 };
+					   .local_invalidations = 77,
+					   .ack_timeout = 14 };
 }
 
 Test(conn_info, the_init_macro_sets_the_size)
@@ -179,6 +206,22 @@ Test(conn_info, a_longer_struct_gets_zero_past_what_the_library_knows)
 	cr_assert_eq(dst.unknown, 0);
 	cr_assert_eq(dst.ci.size, sizeof(src));
 	cr_assert_eq(dst.ci.local_invalidations, 77);
+	cr_assert_eq(dst.ci.ack_timeout, 14);
+}
+
+Test(conn_info, a_first_version_struct_gets_the_first_versions_fields_only)
+{
+	struct rpcrdma_conn_info src = sample_info();
+	_Alignas(struct rpcrdma_conn_info) unsigned char buf[sizeof(src) + 16];
+	struct rpcrdma_conn_info *dst = (struct rpcrdma_conn_info *)buf;
+
+	memset(buf, 0xa5, sizeof(buf));
+	dst->size = RPCRDMA_CONN_INFO_SIZE_V1;
+	cr_assert_eq(rpcrdma_conn_info_store(dst, &src), 0);
+	cr_assert_eq(dst->size, RPCRDMA_CONN_INFO_SIZE_V1);
+	cr_assert_eq(dst->local_invalidations, 77);
+	for (size_t i = RPCRDMA_CONN_INFO_SIZE_V1; i < sizeof(buf); i++)
+		cr_assert_eq(buf[i], 0xa5, "byte %zu past the size was written", i);
 }
 
 Test(conn_info, a_struct_without_its_size_is_refused_and_left_alone)
