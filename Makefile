@@ -4,6 +4,8 @@
 #   build/obj    the shipped library (gcc, -O2)
 #   build/asan   the same sources and the unit tests under ASan+UBSan (clang)
 #   build/fuzz   libFuzzer targets (clang, ASan+UBSan)
+#   build/tsan   the library and the multi-threaded integration programs under
+#                ThreadSanitizer (clang; tests/integration/integration.mk)
 
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -197,7 +199,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/rpcrdma
 
 clean:
-	rm -rf $(B)/obj $(B)/asan $(B)/fuzz $(B)/lib $(B)/bin $(B)/gen
+	rm -rf $(B)/obj $(B)/asan $(B)/fuzz $(B)/tsan $(B)/lib $(B)/bin $(B)/gen
 
 include docs/docs.mk
 -include nfs-client-demo/demo.mk
