@@ -85,6 +85,7 @@ struct clnt_rdma_call {
 	rpcvers_t vers;
 	rpcproc_t proc;
 	const struct rpcrdma_ulb_proc *binding;
+	bool wrapped;                /* the credential flavor may wrap the body: no DDP */
 	uint8_t *stage;
 	uint32_t stage_cap;
 	struct rpcrdma_xdr_stream s;

@@ -32,6 +32,9 @@
 #define CLNT_RECONNECT_PAUSE_MS 200
 #define CLNT_TIMEOUT_MAX_S (100ll * 365 * 86400) /* a longer timeout is taken as this */
 #define CLNT_REPLY_GUESS (64u << 10) /* reply room offered when the binding does not say */
+#define CLNT_AUTH_REFRESHES 2 /* as libtirpc's clnt_vc */
+/* The RPC call header: xid to procedure, credential and verifier of up to MAX_AUTH_BYTES each. */
+#define CLNT_CALL_HDR_MAX (24u + 2 * (8u + MAX_AUTH_BYTES))
 
 static const struct clnt_ops clnt_rdma_ops;
 
@@ -54,6 +57,17 @@ static uint32_t cap_u64(uint64_t v, uint32_t cap)
 
 /* ---- marshalling (once per call) -------------------------------------------------- */
 
+/* Which items may be placed apart: the binding's, unless the credential wraps the body. */
+static uint32_t clnt_rdma_arg_ddp(const struct clnt_rdma_call *c)
+{
+	return c->binding && !c->wrapped ? c->binding->arg_ddp : 0;
+}
+
+static uint32_t clnt_rdma_res_ddp(const struct clnt_rdma_call *c)
+{
+	return c->binding && !c->wrapped ? c->binding->res_ddp : 0;
+}
+
 static bool clnt_rdma_encode(AUTH *auth, struct clnt_rdma_call *c, xdrproc_t xargs, void *args)
 {
 	struct rpc_msg call = { .rm_xid = c->xid };
@@ -68,19 +82,31 @@ static bool clnt_rdma_encode(AUTH *auth, struct clnt_rdma_call *c, xdrproc_t xar
 		return false;
 	hdr_len = XDR_GETPOS(&x);
 	XDR_DESTROY(&x);
-	rpcrdma_xdr_encode_init(&c->s, c->stage, c->stage_cap, hdr_len,
-				c->binding ? c->binding->arg_ddp : 0, RPCRDMA_DDP_THRESHOLD);
-	return xargs(&c->s.xdr, args);
+	c->wrapped = !rpcrdma_auth_ddp(auth->ah_cred.oa_flavor);
+	rpcrdma_xdr_encode_init(&c->s, c->stage, c->stage_cap, hdr_len, clnt_rdma_arg_ddp(c),
+				RPCRDMA_DDP_THRESHOLD);
+	return AUTH_WRAP(auth, &c->s.xdr, xargs, args);
 }
 
-/* Small calls marshal into a small buffer; a long one is marshalled again. */
+/*
+ * Small calls marshal into a small buffer; a long one is marshalled
+ * again.  A flavor that wraps the body marshals once (RPCSEC_GSS spends
+ * a sequence number and a checksum on each), into a buffer sized first.
+ */
 static enum clnt_stat clnt_rdma_marshal(AUTH *auth, uint32_t max_rpc_size,
 					struct clnt_rdma_call *c, xdrproc_t xargs, void *args)
 {
 	uint32_t caps[2] = { CLNT_STAGE_FIRST < max_rpc_size ? CLNT_STAGE_FIRST : max_rpc_size,
 			     max_rpc_size };
+	int tries = 2;
 
-	for (int i = 0; i < 2; i++) {
+	if (!rpcrdma_auth_ddp(auth->ah_cred.oa_flavor)) {
+		caps[0] = cap_u64((uint64_t)xdr_sizeof(xargs, args) + CLNT_CALL_HDR_MAX +
+					  RPCRDMA_AUTH_WRAP_MAX,
+				  max_rpc_size);
+		tries = 1;
+	}
+	for (int i = 0; i < tries; i++) {
 		free(c->stage);
 		c->stage_cap = caps[i];
 		c->stage = malloc(c->stage_cap);
@@ -103,9 +129,16 @@ static enum clnt_stat clnt_rdma_marshal(AUTH *auth, uint32_t max_rpc_size,
  */
 static uint64_t clnt_rdma_reply_guess(const struct clnt_rdma_call *c, const void *args)
 {
-	if (c->binding && c->binding->reply_max)
-		return c->binding->reply_max(args);
-	return c->big_reply ? UINT32_MAX : CLNT_REPLY_GUESS;
+	const struct rpcrdma_ulb_proc *b = c->binding;
+	uint64_t n;
+
+	if (!b || !b->reply_max)
+		return c->big_reply ? UINT32_MAX : CLNT_REPLY_GUESS;
+	n = b->reply_max(args);
+	if (c->wrapped) /* the results travel whole, with what DDP would have moved */
+		for (uint32_t i = 0; i < rpcrdma_mask_count(b->res_ddp); i++)
+			n += (b->res_max ? b->res_max(args, i) : UINT32_MAX) + 3;
+	return c->wrapped ? n + RPCRDMA_AUTH_WRAP_MAX : n;
 }
 
 static enum clnt_stat clnt_rdma_plan(const struct clnt_rdma_conn *cn, uint32_t max,
@@ -127,7 +160,7 @@ static enum clnt_stat clnt_rdma_plan(const struct clnt_rdma_conn *cn, uint32_t m
 	};
 
 	rpcrdma_stream_items(&c->s, items);
-	desc.nresults = b ? rpcrdma_mask_count(b->res_ddp) : 0;
+	desc.nresults = rpcrdma_mask_count(clnt_rdma_res_ddp(c));
 	if (desc.nresults > RPCRDMA_MAX_WRITE_CHUNKS)
 		desc.nresults = RPCRDMA_MAX_WRITE_CHUNKS;
 	for (uint32_t i = 0; i < desc.nresults; i++)
@@ -337,10 +370,9 @@ static enum clnt_stat clnt_rdma_results(AUTH *auth, struct clnt_rdma_call *c, co
 			c->err.re_status = RPC_AUTHERROR;
 			c->err.re_why = AUTH_INVALIDRESP;
 		} else {
-			rpcrdma_xdr_decode_init(&c->s, body, blen, pos,
-						c->binding ? c->binding->res_ddp : 0, items,
+			rpcrdma_xdr_decode_init(&c->s, body, blen, pos, clnt_rdma_res_ddp(c), items,
 						h->nwrites);
-			if (!xres(&c->s.xdr, res))
+			if (!AUTH_UNWRAP(auth, &c->s.xdr, xres, res))
 				call_fail(c, RPC_CANTDECODERES, 0);
 		}
 	}
@@ -681,30 +713,65 @@ static int64_t clnt_rdma_deadline(const struct rpcrdma_clnt *ct, struct timeval 
 	return rpcrdma_now_ms() + clnt_rdma_tv_ms(t);
 }
 
-static enum clnt_stat clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *args,
-				     xdrproc_t xres, void *res, struct timeval tv)
+/*
+ * One call with a new XID.  The deadline is taken at the first attempt
+ * (*@deadline is INT64_MIN until then), under the lock the call takes
+ * anyway.  @err gets the call's error.
+ */
+static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *args,
+					xdrproc_t xres, void *res, struct timeval tv,
+					int64_t *deadline, struct rpc_err *err)
 {
 	struct rpcrdma_clnt *ct = clnt_rdma_of(cl);
 	struct clnt_rdma_call *c;
 	enum clnt_stat st;
-	int64_t deadline;
 
 	c = clnt_rdma_call_new(ct, __atomic_load_n(&ct->prog, __ATOMIC_RELAXED),
 			       __atomic_load_n(&ct->vers, __ATOMIC_RELAXED), proc);
 	if (!c) {
 		pthread_mutex_lock(&ct->lock);
-		ct->err = (struct rpc_err){ .re_status = RPC_SYSTEMERROR, .re_errno = ENOMEM };
+		ct->err = *err = (struct rpc_err){ .re_status = RPC_SYSTEMERROR, .re_errno = ENOMEM };
 		clnt_rdma_unlock(ct);
 		return RPC_SYSTEMERROR;
 	}
 	st = clnt_rdma_marshal(cl->cl_auth, ct->opts.max_rpc_size, c, xargs, args);
 	pthread_mutex_lock(&ct->lock);
-	deadline = clnt_rdma_deadline(ct, tv);
+	if (*deadline == INT64_MIN)
+		*deadline = clnt_rdma_deadline(ct, tv);
 	if (st == RPC_SUCCESS)
-		st = clnt_rdma_run(ct, cl->cl_auth, c, args, xres, res, deadline);
-	ct->err = c->err;
+		st = clnt_rdma_run(ct, cl->cl_auth, c, args, xres, res, *deadline);
+	ct->err = *err = c->err;
 	clnt_rdma_unlock(ct);
 	clnt_rdma_call_free(c);
+	return st;
+}
+
+/*
+ * As libtirpc's clients do: when the server refuses the credential, the
+ * AUTH may refresh it (RPCSEC_GSS establishes a new context) and the
+ * call is made again with it, twice at most.
+ */
+static bool clnt_rdma_refresh(AUTH *auth, const struct rpc_err *err)
+{
+	struct rpc_msg rejected = { .rm_direction = REPLY };
+
+	rejected.rm_reply.rp_stat = MSG_DENIED;
+	rejected.rjcted_rply.rj_stat = AUTH_ERROR;
+	rejected.rjcted_rply.rj_why = err->re_why;
+	return AUTH_REFRESH(auth, &rejected);
+}
+
+static enum clnt_stat clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *args,
+				     xdrproc_t xres, void *res, struct timeval tv)
+{
+	int64_t deadline = INT64_MIN;
+	int refreshes = CLNT_AUTH_REFRESHES;
+	struct rpc_err err;
+	enum clnt_stat st;
+
+	do
+		st = clnt_rdma_attempt(cl, proc, xargs, args, xres, res, tv, &deadline, &err);
+	while (st == RPC_AUTHERROR && refreshes-- > 0 && clnt_rdma_refresh(cl->cl_auth, &err));
 	return st;
 }
 

@@ -75,7 +75,8 @@ static const struct xp_ops2 svc_rdma_ops2 = { .xp_control = svc_rdma_control };
 
 /* ---- Connection Configuration Protocol ---------------------------------------------------- */
 
-static bool_t svc_rdma_getargs(SVCXPRT *xprt, xdrproc_t xargs, void *args);
+static bool_t svc_rdma_args_decode(struct svc_rdma_conn *c, SVCAUTH *auth, xdrproc_t xargs,
+				   void *args);
 
 static struct rpcrdma_ccp_local svc_rdma_ccp_local(const struct svc_rdma_conn *c)
 {
@@ -97,7 +98,7 @@ static enum accept_stat svc_rdma_ccp_conf(struct svc_rdma_conn *c, struct rpcrdm
 	struct rpcrdma_config_req req;
 	uint32_t inline_send;
 
-	if (!svc_rdma_getargs(&c->xprt, (xdrproc_t)xdr_rpcrdma_config_req, &req) ||
+	if (!svc_rdma_args_decode(c, NULL, (xdrproc_t)xdr_rpcrdma_config_req, &req) ||
 	    rpcrdma_ccp_server_apply(&local, &req, &inline_send) != RPCRDMA_CCP_OK)
 		return GARBAGE_ARGS;
 	/* Without private data CCP alone sizes our replies; with it, never above it. */
@@ -132,7 +133,7 @@ static void svc_rdma_ccp(struct svc_rdma_conn *c, const struct rpc_msg *call)
 	} else {
 		r.acpted_rply.ar_stat = PROC_UNAVAIL;
 	}
-	svc_rdma_reply(&c->xprt, &r);
+	svc_rdma_reply_auth(c, &r, NULL);
 }
 
 /* ---- connection xp_ops --------------------------------------------------------------- */
@@ -234,9 +235,10 @@ static enum xprt_stat svc_rdma_stat(SVCXPRT *xprt)
 	return XPRT_IDLE;
 }
 
-static bool_t svc_rdma_getargs(SVCXPRT *xprt, xdrproc_t xargs, void *args)
+/* The oldest call's arguments; @auth unwraps them (SVCAUTH_UNWRAP), or NULL: as they are. */
+static bool_t svc_rdma_args_decode(struct svc_rdma_conn *c, SVCAUTH *auth, xdrproc_t xargs,
+				   void *args)
 {
-	struct svc_rdma_conn *c = conn_of(xprt);
 	struct svc_rdma_call *cl = svc_rdma_oldest(c);
 	bool_t ok;
 	XDR x;
@@ -245,9 +247,17 @@ static bool_t svc_rdma_getargs(SVCXPRT *xprt, xdrproc_t xargs, void *args)
 		return FALSE;
 	xdrmem_create(&x, (char *)(uintptr_t)cl->call + cl->args_off, cl->call_len - cl->args_off,
 		      XDR_DECODE);
-	ok = xargs(&x, args);
+	ok = auth ? SVCAUTH_UNWRAP(auth, &x, xargs, args) : xargs(&x, args);
 	XDR_DESTROY(&x);
 	return ok;
+}
+
+/* xp_getargs: the arguments as the credential libtirpc authenticated presents them. */
+static bool_t svc_rdma_getargs(SVCXPRT *xprt, xdrproc_t xargs, void *args)
+{
+	SVCAUTH *auth = &SVC_XP_AUTH(xprt);
+
+	return svc_rdma_args_decode(conn_of(xprt), auth->svc_ah_ops ? auth : NULL, xargs, args);
 }
 
 static bool_t svc_rdma_freeargs(SVCXPRT *xprt, xdrproc_t xargs, void *args)

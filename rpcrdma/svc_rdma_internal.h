@@ -55,6 +55,7 @@ struct svc_rdma_call {
 	rpcprog_t prog;
 	rpcvers_t vers;
 	rpcproc_t proc;
+	enum_t flavor;             /* of its credential: DDP only where it cannot wrap the body */
 };
 
 /* The reply being built (one per connection: replies are built one at a time). */
@@ -137,7 +138,12 @@ void svc_rdma_oldest_done(struct svc_rdma_conn *c);
 /* Answer RDMA_ERROR (ERR_VERS or ERR_CHUNK) for @xid and end @cl. */
 void svc_rdma_send_error(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint32_t xid,
 			 uint32_t requested, enum rpcrdma_errcode err);
-/* xp_reply: answer the oldest call (dispatched) and end it. */
+/*
+ * Answer the oldest call and end it.  @auth wraps successful results
+ * (SVCAUTH_WRAP), or NULL: they go as the procedure encodes them.
+ */
+bool_t svc_rdma_reply_auth(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAUTH *auth);
+/* xp_reply: svc_rdma_reply_auth with the credential libtirpc authenticated. */
 bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg);
 
 #endif

@@ -415,5 +415,6 @@ bool_t svc_rdma_decode_call(struct svc_rdma_call *cl, struct rpc_msg *msg)
 	cl->prog = msg->rm_call.cb_prog;
 	cl->vers = msg->rm_call.cb_vers;
 	cl->proc = msg->rm_call.cb_proc;
+	cl->flavor = msg->rm_call.cb_cred.oa_flavor;
 	return TRUE;
 }

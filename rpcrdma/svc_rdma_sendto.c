@@ -98,9 +98,10 @@ static uint32_t svc_rdma_res_ddp(struct svc_rdma_conn *c)
 }
 
 /* Marshal @msg into c->stage: RPC header with xdrmem, results through @s. */
-static bool svc_rdma_marshal(struct svc_rdma_conn *c, struct rpc_msg *msg,
+static bool svc_rdma_marshal(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAUTH *auth,
 			     struct rpcrdma_xdr_stream *s)
 {
+	bool ddp = rpcrdma_auth_ddp(svc_rdma_oldest(c)->flavor);
 	bool success = msg->rm_reply.rp_stat == MSG_ACCEPTED && msg->acpted_rply.ar_stat == SUCCESS;
 	xdrproc_t proc = msg->acpted_rply.ar_results.proc;
 	caddr_t where = msg->acpted_rply.ar_results.where;
@@ -120,9 +121,11 @@ static bool svc_rdma_marshal(struct svc_rdma_conn *c, struct rpc_msg *msg,
 	msg->acpted_rply.ar_results.proc = proc;
 	msg->acpted_rply.ar_results.where = where;
 	rpcrdma_xdr_encode_init(s, c->stage, c->opts.max_rpc_size, XDR_GETPOS(&x),
-				success ? svc_rdma_res_ddp(c) : 0, 1);
+				success && ddp ? svc_rdma_res_ddp(c) : 0, 1);
 	XDR_DESTROY(&x);
-	return ok && (!success || proc(&s->xdr, where));
+	if (!ok || !success)
+		return ok;
+	return auth ? SVCAUTH_WRAP(auth, &s->xdr, proc, where) : proc(&s->xdr, where);
 }
 
 static void svc_rdma_offered(const struct rpcrdma_header *h, struct rpcrdma_offered_chunks *o)
@@ -318,9 +321,8 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 	return svc_rdma_send(c, b, (uint32_t)hlen, cl);
 }
 
-bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg)
+bool_t svc_rdma_reply_auth(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAUTH *auth)
 {
-	struct svc_rdma_conn *c = conn_of(xprt);
 	struct svc_rdma_call *cl = svc_rdma_oldest(c);
 	uint32_t xid = cl->hdr.xid, requested = cl->hdr.credit;
 	struct svc_rdma_reply *r = c->reply;
@@ -330,7 +332,7 @@ bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 		return FALSE;
 	msg->rm_xid = xid; /* svc_sendreply() and svcerr_*() leave it to the transport */
 	r->buf = NULL;
-	if (svc_rdma_marshal(c, msg, &r->s))
+	if (svc_rdma_marshal(c, msg, auth, &r->s))
 		rc = svc_rdma_reply_send(c, r);
 	rpcrdma_replybufs_put(&c->replies, r->buf); /* set only when nothing was posted */
 	r->buf = NULL;
@@ -340,4 +342,11 @@ bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 		svc_rdma_conn_kill(c, "a reply could not be sent", -rc);
 	svc_rdma_oldest_done(c);
 	return rc == 0;
+}
+
+bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg)
+{
+	SVCAUTH *auth = &SVC_XP_AUTH(xprt);
+
+	return svc_rdma_reply_auth(conn_of(xprt), msg, auth->svc_ah_ops ? auth : NULL);
 }

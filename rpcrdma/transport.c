@@ -21,6 +21,12 @@ const struct rpcrdma_ulb_proc *rpcrdma_ulb_proc_find(const struct rpcrdma_ulb *u
 	return NULL;
 }
 
+bool rpcrdma_auth_ddp(enum_t flavor)
+{
+	return flavor == AUTH_NONE || flavor == AUTH_SYS || flavor == AUTH_SHORT ||
+	       flavor == AUTH_DH;
+}
+
 uint32_t rpcrdma_mask_count(uint32_t mask)
 {
 	return (uint32_t)__builtin_popcount(mask);

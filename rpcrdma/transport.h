@@ -33,6 +33,22 @@ const struct rpcrdma_ulb_proc *rpcrdma_ulb_proc_find(const struct rpcrdma_ulb *u
 uint32_t rpcrdma_mask_count(uint32_t mask);
 
 /*
+ * Room for what a body-wrapping credential flavor adds to a reply's
+ * results (RPCSEC_GSS: sequence number, checksum or encryption overhead).
+ */
+#define RPCRDMA_AUTH_WRAP_MAX  1024u
+
+/*
+ * rpcrdma_auth_ddp - whether calls with credentials of @flavor may have
+ * data items placed apart from the message (read and write chunks).
+ * Flavors that only carry credentials leave the body as the procedure's
+ * XDR.  Others, RPCSEC_GSS's integrity and privacy services or a flavor
+ * we do not know, may wrap the whole body (AUTH_WRAP, SVCAUTH_WRAP) into
+ * one opaque that must travel whole (RFC 5666 section 11).
+ */
+bool rpcrdma_auth_ddp(enum_t flavor);
+
+/*
  * rpcrdma_stream_locate - memory of bytes [@off, @off + @len) of the
  * complete message an encode stream recorded, when they lie in one
  * piece (the inline buffer or one recorded item's data).  Returns the

@@ -46,18 +46,7 @@ struct server_view {
 };
 static struct server_view servers[MAX_ADDRS];
 
-static void __attribute__((format(printf, 2, 3))) check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: %s: ", PROG, ok ? "PASS" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	failures += !ok;
-}
+#define check(ok, ...) (failures += !rdmatest_check(PROG, (ok), __VA_ARGS__))
 
 /* ---- settings ---------------------------------------------------------------------------------- */
 

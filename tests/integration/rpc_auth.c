@@ -38,18 +38,7 @@ static const gid_t test_gid = 815;
 static gid_t test_gids[16] = { 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, 987, 65534 };
 #define NGIDS ((int)(sizeof(test_gids) / sizeof(test_gids[0])))
 
-static void __attribute__((format(printf, 2, 3))) check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: %s: ", PROG, ok ? "PASS" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	failures += !ok;
-}
+#define check(ok, ...) (failures += !rdmatest_check(PROG, (ok), __VA_ARGS__))
 
 /* ---- credentials as text ------------------------------------------------------------------ */
 

@@ -34,18 +34,7 @@ static const struct timeval call_tv = { .tv_sec = 60 };
 static unsigned int failures;
 static atomic_uint served[2]; /* calls served: [0] over IPv4, [1] over IPv6 */
 
-static void __attribute__((format(printf, 2, 3))) check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: %s: ", PROG, ok ? "PASS" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	failures += !ok;
-}
+#define check(ok, ...) (failures += !rdmatest_check(PROG, (ok), __VA_ARGS__))
 
 /* rdmatest_dispatch, counting the calls per address family of the caller. */
 static void counting_dispatch(struct svc_req *rq, SVCXPRT *xprt)
