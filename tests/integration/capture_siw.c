@@ -9,6 +9,8 @@
  *   ECHO 8 KiB, LONG_RES     RDMA_NOMSG reply (reply chunk)
  *   WRITE 8 KiB              RDMA_MSG call with a read chunk
  *   READ 8 KiB               reply data in a write chunk
+ *   WRITE, READ 8 KiB with a credential that wraps the body: whole
+ *                            messages (RDMA_NOMSG call, reply chunk)
  * Then it prints, per connection, one line for the test to compare with
  * the MPA frames on the wire, and at the end "CALLS <n>", the number of
  * calls made:
@@ -29,6 +31,7 @@
 #include <unistd.h>
 
 #include "rdmatest_support.h"
+#include "wrap_flavor.h"
 
 #define PROG "capture_siw"
 #define BIG 8192u
@@ -214,6 +217,35 @@ static void print_conn(uint16_t port, const struct rpcrdma_conn_info *c,
 	fflush(stdout);
 }
 
+/*
+ * The WRITE and READ again with a flavor that wraps the body: their items
+ * must not move apart (RFC 5666 section 11).  Printed for the test to find
+ * on the wire:
+ *   WRAPPED WRITE <xid>   an RDMA_NOMSG call, not a read chunk at the data
+ *   WRAPPED READ <xid>    no write list; the reply in the reply chunk
+ */
+static void wrapped_forms(CLIENT *cl, uint8_t *buf)
+{
+	struct wrap_auth *w = wrap_auth_create(1);
+	AUTH *saved = cl->cl_auth;
+	uint32_t xid = 0;
+
+	check(w != NULL, "a wrapping credential");
+	if (!w)
+		return;
+	cl->cl_auth = &w->auth;
+	call_write(cl, buf, BIG);
+	clnt_control(cl, CLGET_XID, (char *)&xid);
+	printf("WRAPPED WRITE 0x%08x\n", xid);
+	call_read(cl, buf, BIG);
+	clnt_control(cl, CLGET_XID, (char *)&xid);
+	printf("WRAPPED READ 0x%08x\n", xid);
+	check(w->wraps == 2 && w->unwraps == 2, "wrapped WRITE and READ: %u wraps, %u unwraps",
+	      w->wraps, w->unwraps);
+	cl->cl_auth = saved;
+	auth_destroy(&w->auth);
+}
+
 static void run_client(const char *addr, struct server_view *v, uint8_t *buf)
 {
 	struct sockaddr_storage ss;
@@ -229,6 +261,7 @@ static void run_client(const char *addr, struct server_view *v, uint8_t *buf)
 	if (!cl)
 		return;
 	every_form(cl, buf);
+	wrapped_forms(cl, buf);
 	check(clnt_rdma_getinfo(cl, &info) == 0, "clnt_rdma_getinfo");
 	check(atomic_load(&v->seen), "svc_rdma_getinfo on the accepted connection");
 	if (atomic_load(&v->seen))
@@ -246,6 +279,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rdmatest_raise_memlock();
+	if (!wrap_flavor_register())
+		return 1;
 	server_options(&so);
 	for (int i = 2; i < argc; i++) {
 		SVCXPRT *x = rdmatest_listen(PROG, argv[i], &so, capture_dispatch);

@@ -4,11 +4,9 @@
  * such flavors (AUTH_WRAP/AUTH_UNWRAP/AUTH_REFRESH in the CLIENT,
  * svc_auth_reg and SVCAUTH_WRAP/SVCAUTH_UNWRAP in the server), over
  * rpcrdma and, side by side with the same expectations, over libtirpc's
- * own TCP transport.  The flavor (200777, a private one) carries a
- * generation number; its body on the wire is
- *     opaque body<>; unsigned checksum;
- * where the checksum is FNV-1a of the body with a tag for the direction,
- * and the server counts what it wrapped and unwrapped.  Per transport:
+ * own TCP transport.  The flavor (support/wrap_flavor.h) carries a
+ * generation number and a checksummed body, and both sides count what
+ * they wrapped and unwrapped.  Per transport:
  *   - ECHO inline and of 64 KiB, WRITE and READ of 200 KiB (procedures
  *     the rdmatest binding moves by read and write chunks with AUTH_SYS,
  *     whole messages here), LONG_RES: replies intact, and every call and
@@ -36,112 +34,19 @@
 #include <unistd.h>
 
 #include <rpc/rpc.h>
-#include <rpc/svc_auth.h>
-#include <rpc/svc_mt.h>
 
 #include "rdmatest_support.h"
+#include "wrap_flavor.h"
 
 #define PROG "rpc_auth_wrap"
-#define WRAP_FLAVOR 200777
-#define TAG_CALL 0x43414c4cu  /* checksum tags: a reply's cannot pass for a call's */
-#define TAG_REPLY 0x52504c59u
 #define BIG 204800u
 
 static const struct timeval call_tv = { .tv_sec = 60 };
 static unsigned int failures;
-static atomic_uint min_generation; /* the server refuses credentials below it */
-static atomic_uint svc_unwraps, svc_wraps, svc_refused;
 
 #define check(ok, ...) (failures += !rdmatest_check(PROG, (ok), __VA_ARGS__))
 
-/* ---- the wrapped body, both sides ------------------------------------------------------------- */
-
-static bool_t body_wrap(XDR *xdrs, xdrproc_t xfunc, void *where, uint32_t tag)
-{
-	u_int len = (u_int)xdr_sizeof(xfunc, where);
-	char *body = malloc(len ? len : 1);
-	uint32_t sum;
-	bool_t ok;
-	XDR x;
-
-	if (!body)
-		return FALSE;
-	xdrmem_create(&x, body, len, XDR_ENCODE);
-	ok = xfunc(&x, where) && XDR_GETPOS(&x) == len;
-	XDR_DESTROY(&x);
-	sum = rdmatest_fnv1a((const uint8_t *)body, len) ^ tag;
-	ok = ok && xdr_bytes(xdrs, &body, &len, ~0u) && xdr_u_int32_t(xdrs, &sum);
-	free(body);
-	return ok;
-}
-
-static bool_t body_unwrap(XDR *xdrs, xdrproc_t xfunc, void *where, uint32_t tag)
-{
-	char *body = NULL;
-	u_int len = 0;
-	uint32_t sum;
-	bool_t ok;
-	XDR x;
-
-	if (!xdr_bytes(xdrs, &body, &len, ~0u))
-		return FALSE;
-	ok = xdr_u_int32_t(xdrs, &sum) &&
-	     sum == (rdmatest_fnv1a((const uint8_t *)body, len) ^ tag);
-	if (ok) {
-		xdrmem_create(&x, body, len, XDR_DECODE);
-		ok = xfunc(&x, where);
-		XDR_DESTROY(&x);
-	}
-	free(body);
-	return ok;
-}
-
-/* ---- server ----------------------------------------------------------------------------------- */
-
-static int svc_wrap(SVCAUTH *a, XDR *xdrs, xdrproc_t xfunc, caddr_t where)
-{
-	(void)a;
-	atomic_fetch_add(&svc_wraps, 1);
-	return body_wrap(xdrs, xfunc, where, TAG_REPLY);
-}
-
-static int svc_unwrap(SVCAUTH *a, XDR *xdrs, xdrproc_t xfunc, caddr_t where)
-{
-	(void)a;
-	atomic_fetch_add(&svc_unwraps, 1);
-	return body_unwrap(xdrs, xfunc, where, TAG_CALL);
-}
-
-static int svc_wrap_destroy(SVCAUTH *a)
-{
-	(void)a;
-	return TRUE;
-}
-
-static struct svc_auth_ops svc_wrap_ops = {
-	.svc_ah_wrap = svc_wrap,
-	.svc_ah_unwrap = svc_unwrap,
-	.svc_ah_destroy = svc_wrap_destroy,
-};
-
-/* svc_auth_reg's handler: the credential is the generation, 4 bytes. */
-static enum auth_stat svc_wrap_authenticate(struct svc_req *rq, struct rpc_msg *msg)
-{
-	struct opaque_auth *cred = &msg->rm_call.cb_cred;
-	uint32_t gen;
-
-	if (cred->oa_length != 4)
-		return AUTH_BADCRED;
-	memcpy(&gen, cred->oa_base, 4);
-	if (ntohl(gen) < atomic_load(&min_generation)) {
-		atomic_fetch_add(&svc_refused, 1);
-		return AUTH_REJECTEDCRED;
-	}
-	SVC_XP_AUTH(rq->rq_xprt).svc_ah_ops = &svc_wrap_ops;
-	SVC_XP_AUTH(rq->rq_xprt).svc_ah_private = NULL;
-	rq->rq_xprt->xp_verf = _null_auth;
-	return AUTH_OK;
-}
+/* ---- server ---------------------------------------------------------------------------------- */
 
 /* libtirpc's own TCP transport for the same program, served by the same svc_run(). */
 static bool tcp_listen(const char *addr, struct sockaddr_storage *bound)
@@ -160,87 +65,7 @@ static bool tcp_listen(const char *addr, struct sockaddr_storage *bound)
 	return x && svc_reg(x, RDMATEST_PROG, RDMATEST_V1, rdmatest_dispatch, NULL);
 }
 
-/* ---- client ------------------------------------------------------------------------------------ */
-
-struct wrap_auth {
-	AUTH auth;
-	uint32_t gen_be;   /* the credential's body */
-	bool tamper;       /* send a checksum the server cannot verify */
-	unsigned int wraps, unwraps, refreshes;
-};
-
-static struct wrap_auth *wrap_of(AUTH *a)
-{
-	return (struct wrap_auth *)a;
-}
-
-static void wa_nextverf(AUTH *a)
-{
-	(void)a;
-}
-
-static int wa_marshal(AUTH *a, XDR *xdrs)
-{
-	return xdr_opaque_auth(xdrs, &a->ah_cred) && xdr_opaque_auth(xdrs, &a->ah_verf);
-}
-
-static int wa_validate(AUTH *a, struct opaque_auth *verf)
-{
-	(void)a;
-	return verf->oa_flavor == AUTH_NONE;
-}
-
-static int wa_refresh(AUTH *a, void *msg)
-{
-	struct wrap_auth *w = wrap_of(a);
-
-	(void)msg;
-	w->refreshes++;
-	w->gen_be = htonl(ntohl(w->gen_be) + 1);
-	return TRUE;
-}
-
-static void wa_destroy(AUTH *a)
-{
-	free(wrap_of(a));
-}
-
-static int wa_wrap(AUTH *a, XDR *xdrs, xdrproc_t xfunc, caddr_t where)
-{
-	struct wrap_auth *w = wrap_of(a);
-
-	w->wraps++;
-	return body_wrap(xdrs, xfunc, where, w->tamper ? ~TAG_CALL : TAG_CALL);
-}
-
-static int wa_unwrap(AUTH *a, XDR *xdrs, xdrproc_t xfunc, caddr_t where)
-{
-	wrap_of(a)->unwraps++;
-	return body_unwrap(xdrs, xfunc, where, TAG_REPLY);
-}
-
-static struct auth_ops wrap_auth_ops = {
-	.ah_nextverf = wa_nextverf,
-	.ah_marshal = wa_marshal,
-	.ah_validate = wa_validate,
-	.ah_refresh = wa_refresh,
-	.ah_destroy = wa_destroy,
-	.ah_wrap = wa_wrap,
-	.ah_unwrap = wa_unwrap,
-};
-
-static struct wrap_auth *wrap_auth_create(uint32_t generation)
-{
-	struct wrap_auth *w = calloc(1, sizeof(*w));
-
-	if (!w)
-		return NULL;
-	w->gen_be = htonl(generation);
-	w->auth.ah_ops = &wrap_auth_ops;
-	w->auth.ah_cred = (struct opaque_auth){ WRAP_FLAVOR, (caddr_t)&w->gen_be, 4 };
-	w->auth.ah_verf = _null_auth;
-	return w;
-}
+/* ---- client ---------------------------------------------------------------------------------- */
 
 static enum clnt_stat call(CLIENT *cl, rpcproc_t proc, void *in, void *out)
 {
@@ -315,15 +140,15 @@ static void run_client(CLIENT *cl, const char *label, uint8_t *buf)
 		return;
 	}
 	set_auth(cl, w);
-	atomic_store(&min_generation, 1);
-	u0 = atomic_load(&svc_unwraps);
-	s0 = atomic_load(&svc_wraps);
+	atomic_store(&wrap_min_generation, 1);
+	u0 = atomic_load(&wrap_svc_unwraps);
+	s0 = atomic_load(&wrap_svc_wraps);
 	calls = run_procedures(cl, label, buf);
 	check(w->wraps == calls && w->unwraps == calls &&
-		      atomic_load(&svc_unwraps) - u0 == calls && atomic_load(&svc_wraps) - s0 == calls,
+		      atomic_load(&wrap_svc_unwraps) - u0 == calls && atomic_load(&wrap_svc_wraps) - s0 == calls,
 	      "%s: %u calls: client wrapped %u, unwrapped %u; server unwrapped %u, wrapped %u", label,
-	      calls, w->wraps, w->unwraps, atomic_load(&svc_unwraps) - u0,
-	      atomic_load(&svc_wraps) - s0);
+	      calls, w->wraps, w->unwraps, atomic_load(&wrap_svc_unwraps) - u0,
+	      atomic_load(&wrap_svc_wraps) - s0);
 
 	w->tamper = true;
 	st = call(cl, RDMATEST_ECHO, &in, &out);
@@ -336,22 +161,22 @@ static void run_client(CLIENT *cl, const char *label, uint8_t *buf)
 	/* libtirpc's TCP client also refreshes on other error replies, such as the one above. */
 	w->refreshes = 0;
 	w->gen_be = htonl(0);
-	r0 = atomic_load(&svc_refused);
+	r0 = atomic_load(&wrap_svc_refused);
 	st = rdmatest_call_null(cl, call_tv);
-	check(st == RPC_SUCCESS && w->refreshes == 1 && atomic_load(&svc_refused) - r0 == 1,
+	check(st == RPC_SUCCESS && w->refreshes == 1 && atomic_load(&wrap_svc_refused) - r0 == 1,
 	      "%s: generation 0 refused, refreshed once, then accepted: %s (refreshes %u)", label,
 	      clnt_sperrno(st), w->refreshes);
 
-	atomic_store(&min_generation, 5);
+	atomic_store(&wrap_min_generation, 5);
 	w->gen_be = htonl(1);
 	w->refreshes = 0;
-	r0 = atomic_load(&svc_refused);
+	r0 = atomic_load(&wrap_svc_refused);
 	st = rdmatest_call_null(cl, call_tv);
 	clnt_geterr(cl, &e);
 	check(st == RPC_AUTHERROR && e.re_why == AUTH_REJECTEDCRED && w->refreshes == 2 &&
-		      atomic_load(&svc_refused) - r0 == 3,
+		      atomic_load(&wrap_svc_refused) - r0 == 3,
 	      "%s: always refused: %s (why %d) after %u refreshes, %u attempts", label,
-	      clnt_sperrno(st), (int)e.re_why, w->refreshes, atomic_load(&svc_refused) - r0);
+	      clnt_sperrno(st), (int)e.re_why, w->refreshes, atomic_load(&wrap_svc_refused) - r0);
 }
 
 static CLIENT *tcp_client(const struct sockaddr_storage *addr)
@@ -382,7 +207,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rdmatest_raise_memlock();
-	if (svc_auth_reg(WRAP_FLAVOR, svc_wrap_authenticate) != 0 ||
+	if (!wrap_flavor_register() ||
 	    !rdmatest_listen(PROG, argv[2], NULL, NULL) || !tcp_listen(argv[2], &tcp_addr) ||
 	    !rdmatest_start_server(PROG)) {
 		fprintf(stderr, "%s: cannot start the servers\n", PROG);

@@ -1,0 +1,40 @@
+/*
+ * A private credential flavor that wraps the call's body, as RPCSEC_GSS's
+ * integrity service does, through libtirpc's interface for such flavors:
+ * an AUTH with ah_wrap/ah_unwrap/ah_refresh for clients, and a handler
+ * registered with svc_auth_reg() that installs SVCAUTH wrap/unwrap
+ * operations for the server.  The credential is a generation number; the
+ * body on the wire is
+ *     opaque body<>; unsigned checksum;
+ * with the checksum FNV-1a of the body xor a tag per direction.  Both
+ * sides count what they wrapped and unwrapped.
+ */
+#ifndef WRAP_FLAVOR_H
+#define WRAP_FLAVOR_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rpc/rpc.h>
+
+#define WRAP_FLAVOR 200777 /* in the range RFC 5531 leaves to private use */
+
+struct wrap_auth {
+	AUTH auth;
+	uint32_t gen_be;   /* the credential's body: the generation, big-endian */
+	bool tamper;       /* send a checksum the server cannot verify */
+	unsigned int wraps, unwraps, refreshes;
+};
+
+/* A client AUTH of the flavor (cl_auth = &w->auth); auth_destroy() frees it. */
+struct wrap_auth *wrap_auth_create(uint32_t generation);
+
+/* The server side: credentials below wrap_min_generation are refused (AUTH_REJECTEDCRED). */
+extern atomic_uint wrap_min_generation;
+extern atomic_uint wrap_svc_unwraps, wrap_svc_wraps, wrap_svc_refused;
+
+/* svc_auth_reg() of the flavor's handler; false if libtirpc refused. */
+bool wrap_flavor_register(void);
+
+#endif
