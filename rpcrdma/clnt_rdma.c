@@ -914,6 +914,7 @@ static void conn_info_fill(const struct rpcrdma_clnt *ct, const struct clnt_rdma
 		.ccp = cn->ccp,
 		.connects = ct->connects,
 		.ack_timeout = ei->ack_timeout,
+		.traffic_class = ei->traffic_class,
 	};
 	rpcrdma_reg_counts(cn->reg, &info->remote_invalidations, &info->local_invalidations);
 }

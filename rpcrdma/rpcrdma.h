@@ -97,6 +97,15 @@ struct rpcrdma_options {
 	 * packet).  iWARP connections ignore it (TCP retransmits).
 	 */
 	uint32_t ack_timeout;
+	/*
+	 * Client: the IP type of service of the connection (0-255).  On RoCE
+	 * it is the traffic class of every packet, which the network maps to
+	 * a priority (a lossless one, say); the server answers in the same
+	 * class.  -1 (default): the device's default (rdma_cm's
+	 * default_roce_tos, 0 unless an administrator set it).  iWARP devices
+	 * may apply it to their TCP connection; soft-iWARP does not.
+	 */
+	int32_t tos;
 };
 
 /* How a connection makes a call's memory remotely accessible. */
@@ -135,6 +144,7 @@ struct rpcrdma_conn_info {
 	uint64_t local_invalidations;
 	/* ---- appended after the first version ---- */
 	uint32_t ack_timeout;        /* the queue pair's local ACK timeout (IB, RoCE); 0 on iWARP */
+	uint32_t traffic_class;      /* the queue pair's traffic class (IB, RoCE); 0 on iWARP */
 };
 
 /* An initializer for a struct rpcrdma_conn_info about to be filled. */

@@ -325,6 +325,7 @@ int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info)
 		.ccp = RPCRDMA_CCP_NOT_ASKED,
 		.connects = 1,
 		.ack_timeout = ei->ack_timeout,
+		.traffic_class = ei->traffic_class,
 	};
 	return rpcrdma_conn_info_store(info, &got);
 }

@@ -190,31 +190,40 @@ static struct rpcrdma_rd_depths accept_depths(const struct rpcrdma_ep *ep,
 	return d;
 }
 
-/*
- * Ask for the local ACK timeout before the route is resolved (on RoCE
- * rdma_cm derives the path's packet lifetime from it) or the accept.
- */
-static int ep_ack_timeout_set(struct rpcrdma_ep *ep)
+static int ep_cm_option(struct rpcrdma_ep *ep, int name, uint8_t value)
 {
-	uint8_t t = ep->params.ack_timeout;
-
-	if (!t)
-		return 0;
-	if (rdma_set_option(ep->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
+	if (rdma_set_option(ep->id, RDMA_OPTION_ID, name, &value, sizeof(value)))
 		return neg_errno(EINVAL);
 	return 0;
 }
 
-/* What the queue pair ended up with: rdma_cm's choice unless we asked. */
-static uint8_t ep_ack_timeout_get(const struct rpcrdma_ep *ep)
+/*
+ * rdma_cm options, set before the route is resolved (on RoCE the path's
+ * traffic class and packet lifetime come from them) or the accept: the
+ * local ACK timeout, and the active side's type of service.
+ */
+static int ep_cm_options_set(struct rpcrdma_ep *ep)
+{
+	int rc = 0;
+
+	if (ep->params.ack_timeout)
+		rc = ep_cm_option(ep, RDMA_OPTION_ID_ACK_TIMEOUT, ep->params.ack_timeout);
+	if (!rc && !ep->passive && ep->params.tos >= 0)
+		rc = ep_cm_option(ep, RDMA_OPTION_ID_TOS, (uint8_t)ep->params.tos);
+	return rc;
+}
+
+/* What the queue pair ended up with (rdma_cm's choices unless we asked); nothing on iWARP. */
+static void ep_qp_attrs_get(struct rpcrdma_ep *ep)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
 
 	if (ep->info.transport == IBV_TRANSPORT_IWARP || !ep->id->qp ||
-	    ibv_query_qp(ep->id->qp, &attr, IBV_QP_TIMEOUT, &init))
-		return 0;
-	return attr.timeout;
+	    ibv_query_qp(ep->id->qp, &attr, IBV_QP_TIMEOUT | IBV_QP_AV, &init))
+		return;
+	ep->info.ack_timeout = attr.timeout;
+	ep->info.traffic_class = attr.ah_attr.grh.traffic_class;
 }
 
 /* The active side learns the peer's private data and depths from the accept. */
@@ -226,7 +235,7 @@ static int ep_established(struct rpcrdma_ep *ep, const struct rdma_conn_param *c
 	if (!ep)
 		return 0;
 	ep->connected = true;
-	ep->info.ack_timeout = ep_ack_timeout_get(ep);
+	ep_qp_attrs_get(ep);
 	if (ep->passive)
 		return 0;
 	ep->info.peer_pd = rpcrdma_private_data_decode(conn->private_data,
@@ -708,7 +717,7 @@ static int ep_resolve(struct rpcrdma_ep *ep, const struct sockaddr *dst, int64_t
 
 	if (rdma_create_id(ep->cm_channel, &ep->id, ep, RDMA_PS_TCP))
 		return neg_errno(ENOMEM);
-	rc = ep_ack_timeout_set(ep);
+	rc = ep_cm_options_set(ep);
 	if (rc)
 		return rc;
 	if (rdma_resolve_addr(ep->id, NULL, (struct sockaddr *)dst, remaining_ms(deadline) + 1))
@@ -879,7 +888,7 @@ static int ep_accept(struct rpcrdma_ep *ep, const struct rdma_conn_param *reques
 	int64_t deadline = rpcrdma_now_ms() + ep->params.timeout_ms;
 	int rc;
 
-	rc = ep_ack_timeout_set(ep);
+	rc = ep_cm_options_set(ep);
 	if (!rc)
 		rc = ep_create_resources(ep);
 	if (rc)

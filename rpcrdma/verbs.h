@@ -38,6 +38,7 @@ struct rpcrdma_ep_params {
 	bool remote_invalidate;
 	int timeout_ms;              /* address/route resolution and connect */
 	uint8_t ack_timeout;         /* IB/RoCE local ACK timeout exponent; 0: rdma_cm's */
+	int16_t tos;                 /* active side: type of service; -1: rdma_cm's */
 };
 
 /* What connection setup produced. */
@@ -49,6 +50,7 @@ struct rpcrdma_ep_info {
 	bool device_has_mw;                         /* type-2 (2A or 2B) memory windows */
 	enum ibv_transport_type transport;          /* IB (rxe) or iWARP (siw) */
 	uint8_t ack_timeout;                        /* the QP's local ACK timeout; 0 on iWARP */
+	uint8_t traffic_class;                      /* the QP's GRH traffic class; 0 on iWARP */
 };
 
 enum rpcrdma_wc_kind {

@@ -13,7 +13,8 @@
  *   transports;
  * - the ack_timeout options of the listener and the CLIENT are the
  *   local ACK timeouts of their queue pairs (IB and RoCE; 0 on iWARP),
- *   and without the option the CLIENT's is rdma_cm's;
+ *   and without the option the CLIENT's is rdma_cm's; the CLIENT's tos
+ *   option is the traffic class of both queue pairs (RoCE), 0 without it;
  * - once the client destroys its CLIENT, the server destroys the
  *   connection's transport (its fd leaves svc_pollfd) within a second;
  * - a listener on the wildcard address registered with svc_rdma_reg()
@@ -52,11 +53,13 @@
 #define WILD_PROG     0x20000779u  /* registered with rpcbind on the wildcard listener */
 #define TEST_VERS     1u
 #define PROC_INFO     1u     /* result: INFO_WORDS words, see info_words() */
-#define INFO_WORDS    16u
+#define INFO_WORDS    17u
 #define SERVER_CREDITS 24u
 /* Local ACK timeouts asked for (IB and RoCE; iWARP reports 0): both differ from rdma_cm's. */
 #define SERVER_ACK_TIMEOUT 15u
 #define CLIENT_ACK_TIMEOUT 12u
+/* The client's type of service (DSCP AF21); on RoCE the server's queue pair takes it from the request. */
+#define CLIENT_TOS 0x48u
 
 static const struct timeval call_timeout = { 10, 0 };
 
@@ -155,6 +158,7 @@ static void info_words(SVCXPRT *xprt, uint32_t *w)
 	w[13] = ci.ccp;
 	w[14] = ci.connects;
 	w[15] = ci.ack_timeout;
+	w[16] = ci.traffic_class;
 }
 
 static void test_dispatch(struct svc_req *rq, SVCXPRT *xprt)
@@ -291,6 +295,7 @@ static CLIENT *check_ccp(const struct server *s, struct rpcrdma_config_reply *ou
 	rpcrdma_options_init(&o);
 	o.max_rpc_size = 65536;
 	o.ack_timeout = CLIENT_ACK_TIMEOUT;
+	o.tos = CLIENT_TOS;
 	cl = clnt_rdma_tli_create((const struct sockaddr *)&s->rdma_addr, RPCRDMA_CCP_PROGRAM,
 				  RPCRDMA_CCP_VERSION, &o);
 	if (!cl)
@@ -358,6 +363,11 @@ static void check_getinfo(CLIENT *cl, const struct rpcrdma_config_reply *rep, bo
 		fail("clnt_rdma_getinfo: ack_timeout is %u, expected %u", ci.ack_timeout,
 		     iwarp ? 0 : CLIENT_ACK_TIMEOUT);
 	pass("local ACK timeouts on the queue pairs: server %u, client %u", w[15], ci.ack_timeout);
+	expect_word(w, 16, iwarp ? 0 : CLIENT_TOS, "traffic_class (the client's tos option)");
+	if (ci.traffic_class != (iwarp ? 0 : CLIENT_TOS))
+		fail("clnt_rdma_getinfo: traffic_class is %u, expected %u", ci.traffic_class,
+		     iwarp ? 0 : CLIENT_TOS);
+	pass("traffic class of the queue pairs: server %u, client %u", w[16], ci.traffic_class);
 	pass("svc_rdma_getinfo: inline send %u recv %u, credits %u, IRD %u ORD %u, %s", w[4], w[5],
 	     w[6], w[7], w[8], iwarp ? "iWARP" : "IB");
 }
@@ -443,6 +453,10 @@ static void check_wildcard(const struct server *s, const char *host)
 		fail("without the option the local ACK timeout is %u on %s", ci.ack_timeout,
 		     ci.iwarp ? "iWARP" : "IB");
 	pass("without the option the local ACK timeout is rdma_cm's: %u", ci.ack_timeout);
+	/* the test bed leaves default_roce_tos at 0 */
+	if (ci.traffic_class != 0)
+		fail("without the tos option the traffic class is %u", ci.traffic_class);
+	pass("without the tos option the traffic class is the device's default: 0");
 	clnt_destroy(cl);
 	rpcrdma_rpcb_unset(WILD_PROG, TEST_VERS, netid);
 }

@@ -43,6 +43,7 @@ Test(options, init_sets_the_size_and_the_documented_defaults)
 	cr_assert_not(o.reconnect_resend);
 	cr_assert_null(o.ulb);
 	cr_assert_eq(o.ack_timeout, 0);
+	cr_assert_eq(o.tos, -1);
 }
 
 Test(options, init_writes_within_the_programs_size_only)
@@ -114,6 +115,16 @@ Test(options, bad_values_are_refused)
 	o.ack_timeout = 31;
 	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
 	cr_assert_eq(out.ack_timeout, 31);
+	rpcrdma_options_init(&o);
+	o.tos = 256;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.tos = -2;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.tos = 255;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
+	o.tos = 0;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
+	cr_assert_eq(out.tos, 0);
 }
 
 /* A program built against the first version: what follows its struct is not its own. */
@@ -128,6 +139,7 @@ Test(options, a_first_version_struct_gets_the_defaults_of_later_fields)
 	cr_assert_eq(rpcrdma_options_load(&out, o), 0);
 	cr_assert_eq(out.credits, 9);
 	cr_assert_eq(out.ack_timeout, 0);
+	cr_assert_eq(out.tos, -1);
 	cr_assert_eq(out.size, sizeof(out));
 }
 
@@ -164,9 +176,12 @@ Test(options, endpoint_parameters_follow_the_options)
 	cr_assert_eq(p.timeout_ms, 10000);
 	cr_assert_eq(p.rd.ird, 16);
 	cr_assert_eq(p.ack_timeout, 0);
+	cr_assert_eq(p.tos, -1);
 	o.ack_timeout = 14;
+	o.tos = 0x48;
 	rpcrdma_options_ep_params(&o, &p);
 	cr_assert_eq(p.ack_timeout, 14);
+	cr_assert_eq(p.tos, 0x48);
 }
 
 static struct rpcrdma_conn_info sample_info(void)
