@@ -111,6 +111,13 @@ struct clnt_rdma_call {
 
 struct rpcrdma_clnt {
 	pthread_mutex_t lock;
+	/*
+	 * Held (recursive: a refresh calls through the CLIENT) for the whole
+	 * of a call whose flavor may wrap the body: such AUTHs keep per-call
+	 * state unlocked (RPCSEC_GSS's sequence number, checked against the
+	 * reply), as libtirpc's stream client, one call at a time, allows.
+	 */
+	pthread_mutex_t auth_lock;
 	struct clnt_rdma_call *wakes; /* woken calls whose semaphore is not posted yet */
 	pthread_cond_t credit_cv;    /* credits or connection state changed */
 	struct clnt_rdma_conn *conn; /* current connection, or NULL */

@@ -80,12 +80,21 @@ static bool clnt_rdma_encode(AUTH *auth, struct clnt_rdma_call *c, xdrproc_t xar
 	xdrmem_create(&x, (char *)c->stage, c->stage_cap, XDR_ENCODE);
 	if (!xdr_callhdr(&x, &call) || !xdr_u_int32_t(&x, &proc) || !AUTH_MARSHALL(auth, &x))
 		return false;
+	/*
+	 * A flavor that may wrap the body writes it through the memory
+	 * stream: RPCSEC_GSS seeks forward and reads its body back
+	 * (XDR_SETPOS, XDR_INLINE), which the chunk stream refuses, and
+	 * nothing of such a body moves apart anyway.  The stream then holds
+	 * the whole message inline.
+	 */
+	c->wrapped = !rpcrdma_auth_ddp(auth->ah_cred.oa_flavor);
+	if (c->wrapped && !AUTH_WRAP(auth, &x, xargs, args))
+		return false;
 	hdr_len = XDR_GETPOS(&x);
 	XDR_DESTROY(&x);
-	c->wrapped = !rpcrdma_auth_ddp(auth->ah_cred.oa_flavor);
 	rpcrdma_xdr_encode_init(&c->s, c->stage, c->stage_cap, hdr_len, clnt_rdma_arg_ddp(c),
 				RPCRDMA_DDP_THRESHOLD);
-	return AUTH_WRAP(auth, &c->s.xdr, xargs, args);
+	return c->wrapped || AUTH_WRAP(auth, &c->s.xdr, xargs, args);
 }
 
 /*
@@ -369,6 +378,9 @@ static enum clnt_stat clnt_rdma_results(AUTH *auth, struct clnt_rdma_call *c, co
 		if (!AUTH_VALIDATE(auth, &msg.acpted_rply.ar_verf)) {
 			c->err.re_status = RPC_AUTHERROR;
 			c->err.re_why = AUTH_INVALIDRESP;
+		} else if (c->wrapped) { /* no write chunks: the memory stream, as for encoding */
+			if (!AUTH_UNWRAP(auth, &x, xres, res))
+				call_fail(c, RPC_CANTDECODERES, 0);
 		} else {
 			rpcrdma_xdr_decode_init(&c->s, body, blen, pos, clnt_rdma_res_ddp(c), items,
 						h->nwrites);
@@ -749,12 +761,15 @@ static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xa
 /*
  * As libtirpc's clients do: when the server refuses the credential, the
  * AUTH may refresh it (RPCSEC_GSS establishes a new context) and the
- * call is made again with it, twice at most.
+ * call is made again with it, twice at most.  Not after a reply whose
+ * verifier failed (AUTH_INVALIDRESP): the server ran that call.
  */
-static bool clnt_rdma_refresh(AUTH *auth, const struct rpc_err *err)
+static bool clnt_rdma_refresh(AUTH *auth, const struct rpc_err *err, int64_t deadline)
 {
 	struct rpc_msg rejected = { .rm_direction = REPLY };
 
+	if (err->re_why == AUTH_INVALIDRESP || rpcrdma_now_ms() >= deadline)
+		return false;
 	rejected.rm_reply.rp_stat = MSG_DENIED;
 	rejected.rjcted_rply.rj_stat = AUTH_ERROR;
 	rejected.rjcted_rply.rj_why = err->re_why;
@@ -764,14 +779,21 @@ static bool clnt_rdma_refresh(AUTH *auth, const struct rpc_err *err)
 static enum clnt_stat clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *args,
 				     xdrproc_t xres, void *res, struct timeval tv)
 {
+	struct rpcrdma_clnt *ct = clnt_rdma_of(cl);
+	bool serial = !rpcrdma_auth_ddp(cl->cl_auth->ah_cred.oa_flavor);
 	int64_t deadline = INT64_MIN;
 	int refreshes = CLNT_AUTH_REFRESHES;
 	struct rpc_err err;
 	enum clnt_stat st;
 
+	if (serial)
+		pthread_mutex_lock(&ct->auth_lock);
 	do
 		st = clnt_rdma_attempt(cl, proc, xargs, args, xres, res, tv, &deadline, &err);
-	while (st == RPC_AUTHERROR && refreshes-- > 0 && clnt_rdma_refresh(cl->cl_auth, &err));
+	while (st == RPC_AUTHERROR && refreshes-- > 0 &&
+	       clnt_rdma_refresh(cl->cl_auth, &err, deadline));
+	if (serial)
+		pthread_mutex_unlock(&ct->auth_lock);
 	return st;
 }
 
@@ -805,6 +827,7 @@ static void clnt_rdma_free(struct rpcrdma_clnt *ct)
 	clnt_conn_put(ct->conn);
 	pthread_cond_destroy(&ct->credit_cv);
 	pthread_mutex_destroy(&ct->lock);
+	pthread_mutex_destroy(&ct->auth_lock);
 	free(ct);
 }
 
@@ -974,6 +997,12 @@ static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t
 
 	if (!ct)
 		return NULL;
+	pthread_mutexattr_t recursive;
+
+	pthread_mutexattr_init(&recursive);
+	pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&ct->auth_lock, &recursive);
+	pthread_mutexattr_destroy(&recursive);
 	pthread_mutex_init(&ct->lock, NULL);
 	pthread_cond_init(&ct->credit_cv, NULL);
 	ct->opts = *opts;

@@ -120,10 +120,13 @@ static bool svc_rdma_marshal(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAU
 	ok = xdr_replymsg(&x, msg);
 	msg->acpted_rply.ar_results.proc = proc;
 	msg->acpted_rply.ar_results.where = where;
+	/* A wrapping flavor writes through the memory stream (see clnt_rdma_encode). */
+	if (ok && success && !ddp)
+		ok = auth ? SVCAUTH_WRAP(auth, &x, proc, where) : proc(&x, where);
 	rpcrdma_xdr_encode_init(s, c->stage, c->opts.max_rpc_size, XDR_GETPOS(&x),
 				success && ddp ? svc_rdma_res_ddp(c) : 0, 1);
 	XDR_DESTROY(&x);
-	if (!ok || !success)
+	if (!ok || !success || !ddp)
 		return ok;
 	return auth ? SVCAUTH_WRAP(auth, &s->xdr, proc, where) : proc(&s->xdr, where);
 }

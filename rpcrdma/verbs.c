@@ -217,13 +217,14 @@ static int ep_cm_options_set(struct rpcrdma_ep *ep)
 static void ep_qp_attrs_get(struct rpcrdma_ep *ep)
 {
 	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
+	struct ibv_qp_attr attr = { 0 };
 
 	if (ep->info.transport == IBV_TRANSPORT_IWARP || !ep->id->qp ||
 	    ibv_query_qp(ep->id->qp, &attr, IBV_QP_TIMEOUT | IBV_QP_AV, &init))
 		return;
 	ep->info.ack_timeout = attr.timeout;
-	ep->info.traffic_class = attr.ah_attr.grh.traffic_class;
+	if (attr.ah_attr.is_global)
+		ep->info.traffic_class = attr.ah_attr.grh.traffic_class;
 }
 
 /* The active side learns the peer's private data and depths from the accept. */

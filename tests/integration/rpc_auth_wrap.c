@@ -14,6 +14,11 @@
  *   - a checksum the server cannot verify: RPC_CANTDECODEARGS;
  *   - each call is wrapped once (RPCSEC_GSS spends a sequence number and
  *     a checksum on each wrap), also the long ones;
+ *   - 8 threads share the CLIENT and its AUTH, whose sequence number the
+ *     reply's verifier must echo (kept without a lock, as RPCSEC_GSS's);
+ *   - over rpcrdma again with the body written in place as libtirpc's
+ *     RPCSEC_GSS writes it (XDR_SETPOS forward, XDR_INLINE back), on
+ *     both sides;
  *   - the server refuses generation 0 (AUTH_REJECTEDCRED): the CLIENT
  *     refreshes the credential and the call succeeds; a server that
  *     refuses every generation below 5 sees 3 attempts (2 refreshes, as
@@ -25,6 +30,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -127,7 +133,52 @@ static void set_auth(CLIENT *cl, struct wrap_auth *w)
 	cl->cl_auth = &w->auth;
 }
 
-static void run_client(CLIENT *cl, const char *label, uint8_t *buf)
+/* Threads sharing the CLIENT and its AUTH: the flavor's unlocked sequence number must hold. */
+#define THREADS 8
+#define THREAD_CALLS 25
+
+struct thread_arg {
+	CLIENT *cl;
+	unsigned int failed;
+};
+
+static void *echo_thread(void *p)
+{
+	struct thread_arg *t = p;
+	char text[32];
+
+	for (int i = 0; i < THREAD_CALLS; i++) {
+		bool same = false;
+
+		snprintf(text, sizeof(text), "call %d of %p", i, p);
+		if (rdmatest_call_echo_text(t->cl, text, call_tv, &same) != RPC_SUCCESS || !same)
+			t->failed++;
+	}
+	return NULL;
+}
+
+static void run_threads(CLIENT *cl, const char *label)
+{
+	struct thread_arg args[THREADS];
+	pthread_t th[THREADS];
+	unsigned int failed = 0;
+	int started = 0;
+
+	for (int i = 0; i < THREADS; i++) {
+		args[i] = (struct thread_arg){ cl, 0 };
+		if (pthread_create(&th[i], NULL, echo_thread, &args[i]))
+			break;
+		started++;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(th[i], NULL);
+		failed += args[i].failed;
+	}
+	check(started == THREADS && failed == 0, "%s: %d threads x %d ECHO calls on one AUTH: %u failed",
+	      label, started, THREAD_CALLS, failed);
+}
+
+static void run_client(CLIENT *cl, const char *label, uint8_t *buf, bool in_place)
 {
 	struct wrap_auth *w = wrap_auth_create(1);
 	rdmatest_data in = { 4, (char *)"oops" }, out = { 0, NULL };
@@ -140,6 +191,8 @@ static void run_client(CLIENT *cl, const char *label, uint8_t *buf)
 		return;
 	}
 	set_auth(cl, w);
+	w->in_place = in_place;
+	atomic_store(&wrap_svc_in_place, in_place);
 	atomic_store(&wrap_min_generation, 1);
 	u0 = atomic_load(&wrap_svc_unwraps);
 	s0 = atomic_load(&wrap_svc_wraps);
@@ -149,6 +202,7 @@ static void run_client(CLIENT *cl, const char *label, uint8_t *buf)
 	      "%s: %u calls: client wrapped %u, unwrapped %u; server unwrapped %u, wrapped %u", label,
 	      calls, w->wraps, w->unwraps, atomic_load(&wrap_svc_unwraps) - u0,
 	      atomic_load(&wrap_svc_wraps) - s0);
+	run_threads(cl, label);
 
 	w->tamper = true;
 	st = call(cl, RDMATEST_ECHO, &in, &out);
@@ -160,7 +214,7 @@ static void run_client(CLIENT *cl, const char *label, uint8_t *buf)
 
 	/* libtirpc's TCP client also refreshes on other error replies, such as the one above. */
 	w->refreshes = 0;
-	w->gen_be = htonl(0);
+	w->cred_be[0] = htonl(0);
 	r0 = atomic_load(&wrap_svc_refused);
 	st = rdmatest_call_null(cl, call_tv);
 	check(st == RPC_SUCCESS && w->refreshes == 1 && atomic_load(&wrap_svc_refused) - r0 == 1,
@@ -168,7 +222,7 @@ static void run_client(CLIENT *cl, const char *label, uint8_t *buf)
 	      clnt_sperrno(st), w->refreshes);
 
 	atomic_store(&wrap_min_generation, 5);
-	w->gen_be = htonl(1);
+	w->cred_be[0] = htonl(1);
 	w->refreshes = 0;
 	r0 = atomic_load(&wrap_svc_refused);
 	st = rdmatest_call_null(cl, call_tv);
@@ -217,7 +271,7 @@ int main(int argc, char **argv)
 	cl = tcp_client(&tcp_addr);
 	check(cl != NULL, "libtirpc TCP client");
 	if (cl) {
-		run_client(cl, "TCP (libtirpc)", buf);
+		run_client(cl, "TCP (libtirpc)", buf, false);
 		clnt_destroy(cl);
 	}
 	rpcrdma_options_init(&o);
@@ -227,7 +281,9 @@ int main(int argc, char **argv)
 	      cl ? "" : clnt_spcreateerror(""));
 	snprintf(label, sizeof(label), "RDMA (%s)", argv[1]);
 	if (cl) {
-		run_client(cl, label, buf);
+		run_client(cl, label, buf, false);
+		snprintf(label, sizeof(label), "RDMA (%s), wrapped in place as RPCSEC_GSS does", argv[1]);
+		run_client(cl, label, buf, true);
 		clnt_destroy(cl);
 	}
 	free(buf);

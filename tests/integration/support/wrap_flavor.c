@@ -15,6 +15,7 @@
 
 atomic_uint wrap_min_generation;
 atomic_uint wrap_svc_unwraps, wrap_svc_wraps, wrap_svc_refused;
+atomic_bool wrap_svc_in_place;
 
 /* ---- the wrapped body, both sides ---- */
 
@@ -35,6 +36,28 @@ static bool_t body_wrap(XDR *xdrs, xdrproc_t xfunc, void *where, uint32_t tag)
 	ok = ok && xdr_bytes(xdrs, &body, &len, ~0u) && xdr_u_int32_t(xdrs, &sum);
 	free(body);
 	return ok;
+}
+
+/*
+ * The same bytes written as libtirpc's xdr_rpc_gss_wrap_data writes
+ * RPCSEC_GSS integrity data: skip the length word, encode in place, read
+ * the body back with XDR_INLINE to checksum it, then fill in the length.
+ */
+static bool_t body_wrap_in_place(XDR *xdrs, xdrproc_t xfunc, void *where, uint32_t tag)
+{
+	u_int start = XDR_GETPOS(xdrs), end, len;
+	uint32_t sum;
+	int32_t *body;
+
+	if (!XDR_SETPOS(xdrs, start + 4) || !xfunc(xdrs, where))
+		return FALSE;
+	end = XDR_GETPOS(xdrs);
+	len = end - start - 4;
+	if (!XDR_SETPOS(xdrs, start + 4) || !(body = XDR_INLINE(xdrs, (int)len)))
+		return FALSE;
+	sum = rdmatest_fnv1a((const uint8_t *)body, len) ^ tag;
+	return XDR_SETPOS(xdrs, start) && xdr_u_int(xdrs, &len) && XDR_SETPOS(xdrs, end) &&
+	       xdr_u_int32_t(xdrs, &sum);
 }
 
 static bool_t body_unwrap(XDR *xdrs, xdrproc_t xfunc, void *where, uint32_t tag)
@@ -64,6 +87,8 @@ static int svc_wrap(SVCAUTH *a, XDR *xdrs, xdrproc_t xfunc, caddr_t where)
 {
 	(void)a;
 	atomic_fetch_add(&wrap_svc_wraps, 1);
+	if (atomic_load(&wrap_svc_in_place))
+		return body_wrap_in_place(xdrs, xfunc, where, TAG_REPLY);
 	return body_wrap(xdrs, xfunc, where, TAG_REPLY);
 }
 
@@ -86,22 +111,26 @@ static struct svc_auth_ops svc_wrap_ops = {
 	.svc_ah_destroy = svc_wrap_destroy,
 };
 
-/* svc_auth_reg's handler: the credential is the generation, 4 bytes. */
+/* The verifier's body until the reply is sent: one service thread. */
+static uint32_t svc_verf_seq;
+
+/* svc_auth_reg's handler: the credential is the generation and the sequence number. */
 static enum auth_stat svc_wrap_authenticate(struct svc_req *rq, struct rpc_msg *msg)
 {
 	struct opaque_auth *cred = &msg->rm_call.cb_cred;
-	uint32_t gen;
+	uint32_t body[2];
 
-	if (cred->oa_length != 4)
+	if (cred->oa_length != sizeof(body))
 		return AUTH_BADCRED;
-	memcpy(&gen, cred->oa_base, 4);
-	if (ntohl(gen) < atomic_load(&wrap_min_generation)) {
+	memcpy(body, cred->oa_base, sizeof(body));
+	if (ntohl(body[0]) < atomic_load(&wrap_min_generation)) {
 		atomic_fetch_add(&wrap_svc_refused, 1);
 		return AUTH_REJECTEDCRED;
 	}
 	SVC_XP_AUTH(rq->rq_xprt).svc_ah_ops = &svc_wrap_ops;
 	SVC_XP_AUTH(rq->rq_xprt).svc_ah_private = NULL;
-	rq->rq_xprt->xp_verf = _null_auth;
+	svc_verf_seq = body[1];
+	rq->rq_xprt->xp_verf = (struct opaque_auth){ WRAP_FLAVOR, (caddr_t)&svc_verf_seq, 4 };
 	return AUTH_OK;
 }
 
@@ -119,13 +148,17 @@ static void wa_nextverf(AUTH *a)
 
 static int wa_marshal(AUTH *a, XDR *xdrs)
 {
+	struct wrap_auth *w = wrap_of(a);
+
+	w->cred_be[1] = htonl(ntohl(w->cred_be[1]) + 1);
 	return xdr_opaque_auth(xdrs, &a->ah_cred) && xdr_opaque_auth(xdrs, &a->ah_verf);
 }
 
+/* As RPCSEC_GSS checks the reply against its current sequence number, not the call's. */
 static int wa_validate(AUTH *a, struct opaque_auth *verf)
 {
-	(void)a;
-	return verf->oa_flavor == AUTH_NONE;
+	return verf->oa_flavor == WRAP_FLAVOR && verf->oa_length == 4 &&
+	       !memcmp(verf->oa_base, &wrap_of(a)->cred_be[1], 4);
 }
 
 static int wa_refresh(AUTH *a, void *msg)
@@ -134,7 +167,7 @@ static int wa_refresh(AUTH *a, void *msg)
 
 	(void)msg;
 	w->refreshes++;
-	w->gen_be = htonl(ntohl(w->gen_be) + 1);
+	w->cred_be[0] = htonl(ntohl(w->cred_be[0]) + 1);
 	return TRUE;
 }
 
@@ -148,6 +181,8 @@ static int wa_wrap(AUTH *a, XDR *xdrs, xdrproc_t xfunc, caddr_t where)
 	struct wrap_auth *w = wrap_of(a);
 
 	w->wraps++;
+	if (w->in_place)
+		return body_wrap_in_place(xdrs, xfunc, where, w->tamper ? ~TAG_CALL : TAG_CALL);
 	return body_wrap(xdrs, xfunc, where, w->tamper ? ~TAG_CALL : TAG_CALL);
 }
 
@@ -173,9 +208,9 @@ struct wrap_auth *wrap_auth_create(uint32_t generation)
 
 	if (!w)
 		return NULL;
-	w->gen_be = htonl(generation);
+	w->cred_be[0] = htonl(generation);
 	w->auth.ah_ops = &wrap_auth_ops;
-	w->auth.ah_cred = (struct opaque_auth){ WRAP_FLAVOR, (caddr_t)&w->gen_be, 4 };
+	w->auth.ah_cred = (struct opaque_auth){ WRAP_FLAVOR, (caddr_t)w->cred_be, sizeof(w->cred_be) };
 	w->auth.ah_verf = _null_auth;
 	return w;
 }

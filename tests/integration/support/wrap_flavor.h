@@ -3,8 +3,8 @@
  * integrity service does, through libtirpc's interface for such flavors:
  * an AUTH with ah_wrap/ah_unwrap/ah_refresh for clients, and a handler
  * registered with svc_auth_reg() that installs SVCAUTH wrap/unwrap
- * operations for the server.  The credential is a generation number; the
- * body on the wire is
+ * operations for the server.  The credential is a generation number and
+ * a sequence number the reply's verifier echoes; the body on the wire is
  *     opaque body<>; unsigned checksum;
  * with the checksum FNV-1a of the body xor a tag per direction.  Both
  * sides count what they wrapped and unwrapped.
@@ -22,8 +22,14 @@
 
 struct wrap_auth {
 	AUTH auth;
-	uint32_t gen_be;   /* the credential's body: the generation, big-endian */
+	/*
+	 * The credential's body, big-endian: the generation and a sequence
+	 * number that each marshal advances and the reply's verifier must
+	 * echo, kept without a lock as RPCSEC_GSS keeps its own.
+	 */
+	uint32_t cred_be[2];
 	bool tamper;       /* send a checksum the server cannot verify */
+	bool in_place;     /* wrap as RPCSEC_GSS does: XDR_SETPOS forward, XDR_INLINE back */
 	unsigned int wraps, unwraps, refreshes;
 };
 
@@ -33,6 +39,7 @@ struct wrap_auth *wrap_auth_create(uint32_t generation);
 /* The server side: credentials below wrap_min_generation are refused (AUTH_REJECTEDCRED). */
 extern atomic_uint wrap_min_generation;
 extern atomic_uint wrap_svc_unwraps, wrap_svc_wraps, wrap_svc_refused;
+extern atomic_bool wrap_svc_in_place; /* the server wraps replies as RPCSEC_GSS does */
 
 /* svc_auth_reg() of the flavor's handler; false if libtirpc refused. */
 bool wrap_flavor_register(void);
