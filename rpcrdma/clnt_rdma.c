@@ -87,7 +87,6 @@ static bool clnt_rdma_encode(AUTH *auth, struct clnt_rdma_call *c, xdrproc_t xar
 	 * nothing of such a body moves apart anyway.  The stream then holds
 	 * the whole message inline.
 	 */
-	c->wrapped = !rpcrdma_auth_ddp(auth->ah_cred.oa_flavor);
 	if (c->wrapped && !AUTH_WRAP(auth, &x, xargs, args))
 		return false;
 	hdr_len = XDR_GETPOS(&x);
@@ -109,7 +108,8 @@ static enum clnt_stat clnt_rdma_marshal(AUTH *auth, uint32_t max_rpc_size,
 			     max_rpc_size };
 	int tries = 2;
 
-	if (!rpcrdma_auth_ddp(auth->ah_cred.oa_flavor)) {
+	c->wrapped = !rpcrdma_auth_ddp(auth->ah_cred.oa_flavor);
+	if (c->wrapped) {
 		caps[0] = cap_u64((uint64_t)xdr_sizeof(xargs, args) + CLNT_CALL_HDR_MAX +
 					  RPCRDMA_AUTH_WRAP_MAX,
 				  max_rpc_size);

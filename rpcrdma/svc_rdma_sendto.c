@@ -97,6 +97,12 @@ static uint32_t svc_rdma_res_ddp(struct svc_rdma_conn *c)
 	return 0;
 }
 
+/* Successful results, through @auth's wrap when there is one. */
+static bool svc_rdma_results(SVCAUTH *auth, XDR *xdrs, xdrproc_t proc, caddr_t where)
+{
+	return auth ? SVCAUTH_WRAP(auth, xdrs, proc, where) : proc(xdrs, where);
+}
+
 /* Marshal @msg into c->stage: RPC header with xdrmem, results through @s. */
 static bool svc_rdma_marshal(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAUTH *auth,
 			     struct rpcrdma_xdr_stream *s)
@@ -122,13 +128,13 @@ static bool svc_rdma_marshal(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAU
 	msg->acpted_rply.ar_results.where = where;
 	/* A wrapping flavor writes through the memory stream (see clnt_rdma_encode). */
 	if (ok && success && !ddp)
-		ok = auth ? SVCAUTH_WRAP(auth, &x, proc, where) : proc(&x, where);
+		ok = svc_rdma_results(auth, &x, proc, where);
 	rpcrdma_xdr_encode_init(s, c->stage, c->opts.max_rpc_size, XDR_GETPOS(&x),
 				success && ddp ? svc_rdma_res_ddp(c) : 0, 1);
 	XDR_DESTROY(&x);
 	if (!ok || !success || !ddp)
 		return ok;
-	return auth ? SVCAUTH_WRAP(auth, &s->xdr, proc, where) : proc(&s->xdr, where);
+	return svc_rdma_results(auth, &s->xdr, proc, where);
 }
 
 static void svc_rdma_offered(const struct rpcrdma_header *h, struct rpcrdma_offered_chunks *o)
