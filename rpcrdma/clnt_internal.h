@@ -86,6 +86,8 @@ struct clnt_rdma_call {
 	rpcproc_t proc;
 	const struct rpcrdma_ulb_proc *binding;
 	bool wrapped;                /* the credential flavor may wrap the body: no DDP */
+	xdrproc_t xargs;             /* the arguments, for a wrapped call marshalled again */
+	void *args;
 	uint8_t *stage;
 	uint32_t stage_cap;
 	struct rpcrdma_xdr_stream s;

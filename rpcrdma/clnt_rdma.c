@@ -99,7 +99,9 @@ static bool clnt_rdma_encode(AUTH *auth, struct clnt_rdma_call *c, xdrproc_t xar
 /*
  * Small calls marshal into a small buffer; a long one is marshalled
  * again.  A flavor that wraps the body marshals once (RPCSEC_GSS spends
- * a sequence number and a checksum on each), into a buffer sized first.
+ * a sequence number and a checksum on each) into a buffer sized first;
+ * again into the largest only if the sizing was short (xdr_sizeof()
+ * gives 0 for routines that seek).
  */
 static enum clnt_stat clnt_rdma_marshal(AUTH *auth, uint32_t max_rpc_size,
 					struct clnt_rdma_call *c, xdrproc_t xargs, void *args)
@@ -108,13 +110,15 @@ static enum clnt_stat clnt_rdma_marshal(AUTH *auth, uint32_t max_rpc_size,
 			     max_rpc_size };
 	int tries = 2;
 
+	c->xargs = xargs;
+	c->args = args;
 	c->wrapped = !rpcrdma_auth_ddp(auth->ah_cred.oa_flavor);
-	if (c->wrapped) {
+	if (c->wrapped)
 		caps[0] = cap_u64((uint64_t)xdr_sizeof(xargs, args) + CLNT_CALL_HDR_MAX +
 					  RPCRDMA_AUTH_WRAP_MAX,
 				  max_rpc_size);
+	if (caps[0] == caps[1])
 		tries = 1;
-	}
 	for (int i = 0; i < tries; i++) {
 		free(c->stage);
 		c->stage_cap = caps[i];
@@ -151,8 +155,9 @@ static uint64_t clnt_rdma_reply_guess(const struct clnt_rdma_call *c, const void
 }
 
 static enum clnt_stat clnt_rdma_plan(const struct clnt_rdma_conn *cn, uint32_t max,
-				     struct clnt_rdma_call *c, const void *args)
+				     struct clnt_rdma_call *c)
 {
+	const void *args = c->args;
 	const struct rpcrdma_ulb_proc *b = c->binding;
 	uint32_t result_max[RPCRDMA_MAX_WRITE_CHUNKS];
 	struct rpcrdma_ddp_item items[RPCRDMA_XDR_MAX_ITEMS];
@@ -487,15 +492,15 @@ static int64_t clnt_rdma_try_end(const struct rpcrdma_clnt *ct, const struct cln
  * Called and returns with ct->lock held; marshalled data is @c's.
  */
 static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
-					 struct clnt_rdma_call *c, const void *args,
-					 xdrproc_t xres, void *res, int64_t deadline)
+					 struct clnt_rdma_call *c, xdrproc_t xres, void *res,
+					 int64_t deadline)
 {
 	struct clnt_rdma_conn *cn = c->conn;
 	int64_t try_end = clnt_rdma_try_end(ct, cn, deadline);
 	enum clnt_stat st, end;
 	int rc;
 
-	st = clnt_rdma_plan(cn, ct->opts.max_rpc_size, c, args);
+	st = clnt_rdma_plan(cn, ct->opts.max_rpc_size, c);
 	if (st == RPC_SUCCESS)
 		st = clnt_rdma_layout(c);
 	if (st == RPC_SUCCESS && c->rb_len) {
@@ -590,15 +595,38 @@ static bool clnt_rdma_reconnect_pause(struct rpcrdma_clnt *ct, int64_t deadline)
 	return true;
 }
 
+/*
+ * A wrapped call the server may have seen goes out again marshalled
+ * anew, same XID: an RPCSEC_GSS server drops a sequence number it has
+ * seen (RFC 2203 section 5.3.3.1), and Linux's client re-encodes such
+ * calls too.  Other calls are sent as they were (a duplicate request
+ * cache may recognise them).  ct->lock held; @c is detached.
+ */
+static enum clnt_stat clnt_rdma_remarshal(struct rpcrdma_clnt *ct, AUTH *auth,
+					  struct clnt_rdma_call *c)
+{
+	enum clnt_stat st;
+
+	if (!c->wrapped || !c->sent)
+		return RPC_SUCCESS;
+	clnt_rdma_unlock(ct);
+	st = clnt_rdma_marshal(auth, ct->opts.max_rpc_size, c, c->xargs, c->args);
+	pthread_mutex_lock(&ct->lock);
+	return st;
+}
+
 /* Attach, exchange, release; again on a new connection when allowed.  ct->lock held. */
 static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct clnt_rdma_call *c,
-				    const void *args, xdrproc_t xres, void *res, int64_t deadline)
+				    xdrproc_t xres, void *res, int64_t deadline)
 {
 	bool resending = false, again = false;
 	enum clnt_stat st;
 	int rc;
 
 	for (;;) {
+		st = clnt_rdma_remarshal(ct, auth, c);
+		if (st != RPC_SUCCESS)
+			return st;
 		memset(&c->err, 0, sizeof(c->err));
 		c->conn_lost = c->sent = c->err_chunk = c->retry_expired = false;
 		rc = clnt_conn_attach(ct, c, deadline);
@@ -613,7 +641,7 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 			return call_fail(c, RPC_TIMEDOUT, 0);
 		}
 		again = true;
-		st = clnt_rdma_exchange(ct, auth, c, args, xres, res, deadline);
+		st = clnt_rdma_exchange(ct, auth, c, xres, res, deadline);
 		clnt_rdma_release(ct, c);
 		if (clnt_rdma_grow_reply(c))
 			continue;
@@ -705,8 +733,8 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 			       (xdrproc_t)xdr_rpcrdma_config_req, &req);
 	pthread_mutex_lock(&ct->lock);
 	if (st == RPC_SUCCESS)
-		st = clnt_rdma_exchange(ct, none, c, &req, (xdrproc_t)xdr_rpcrdma_config_reply,
-					&rep, deadline);
+		st = clnt_rdma_exchange(ct, none, c, (xdrproc_t)xdr_rpcrdma_config_reply, &rep,
+					deadline);
 	lost = c->conn_lost || cn->dead;
 	clnt_rdma_release(ct, c);
 	if (!lost)
@@ -751,7 +779,7 @@ static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xa
 	if (*deadline == INT64_MIN)
 		*deadline = clnt_rdma_deadline(ct, tv);
 	if (st == RPC_SUCCESS)
-		st = clnt_rdma_run(ct, cl->cl_auth, c, args, xres, res, *deadline);
+		st = clnt_rdma_run(ct, cl->cl_auth, c, xres, res, *deadline);
 	ct->err = *err = c->err;
 	clnt_rdma_unlock(ct);
 	clnt_rdma_call_free(c);

@@ -141,6 +141,10 @@ void svc_rdma_send_error(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint
 /*
  * Answer the oldest call and end it.  @auth wraps successful results
  * (SVCAUTH_WRAP), or NULL: they go as the procedure encodes them.
+ * Returns TRUE when @msg was sent; FALSE when there was no call to
+ * answer, the connection died, the reply did not fit the client's
+ * chunks (answered ERR_CHUNK), or its results could not be marshalled
+ * (answered SYSTEM_ERR).
  */
 bool_t svc_rdma_reply_auth(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAUTH *auth);
 /* xp_reply: svc_rdma_reply_auth with the credential libtirpc authenticated. */

@@ -330,18 +330,39 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 	return svc_rdma_send(c, b, (uint32_t)hlen, cl);
 }
 
+/*
+ * Results that cannot be marshalled (the program's XDR routine or the
+ * credential's wrap failed, or they exceed max_rpc_size) are answered
+ * SYSTEM_ERR with the verifier the credential chose, as Linux's server
+ * answers an encoding failure; the client is not left to wait.
+ */
+static bool svc_rdma_marshal_system_err(struct svc_rdma_conn *c, const struct rpc_msg *msg,
+					struct rpcrdma_xdr_stream *s)
+{
+	struct rpc_msg err = { .rm_xid = msg->rm_xid, .rm_direction = REPLY };
+
+	if (msg->rm_reply.rp_stat != MSG_ACCEPTED || msg->acpted_rply.ar_stat != SUCCESS)
+		return false;
+	err.rm_reply.rp_stat = MSG_ACCEPTED;
+	err.acpted_rply.ar_verf = msg->acpted_rply.ar_verf;
+	err.acpted_rply.ar_stat = SYSTEM_ERR;
+	return svc_rdma_marshal(c, &err, NULL, s);
+}
+
 bool_t svc_rdma_reply_auth(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAUTH *auth)
 {
 	struct svc_rdma_call *cl = svc_rdma_oldest(c);
 	uint32_t xid = cl->hdr.xid, requested = cl->hdr.credit;
 	struct svc_rdma_reply *r = c->reply;
+	bool marshalled;
 	int rc = -EPROTO;
 
 	if (!c->in_call || c->dead)
 		return FALSE;
 	msg->rm_xid = xid; /* svc_sendreply() and svcerr_*() leave it to the transport */
 	r->buf = NULL;
-	if (svc_rdma_marshal(c, msg, auth, &r->s))
+	marshalled = svc_rdma_marshal(c, msg, auth, &r->s);
+	if (marshalled || svc_rdma_marshal_system_err(c, msg, &r->s))
 		rc = svc_rdma_reply_send(c, r);
 	rpcrdma_replybufs_put(&c->replies, r->buf); /* set only when nothing was posted */
 	r->buf = NULL;
@@ -350,7 +371,7 @@ bool_t svc_rdma_reply_auth(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAUTH
 	else if (rc)
 		svc_rdma_conn_kill(c, "a reply could not be sent", -rc);
 	svc_rdma_oldest_done(c);
-	return rc == 0;
+	return rc == 0 && marshalled;
 }
 
 bool_t svc_rdma_reply(SVCXPRT *xprt, struct rpc_msg *msg)

@@ -22,7 +22,15 @@
  *   - the server refuses generation 0 (AUTH_REJECTEDCRED): the CLIENT
  *     refreshes the credential and the call succeeds; a server that
  *     refuses every generation below 5 sees 3 attempts (2 refreshes, as
- *     libtirpc's clients) and the call fails with RPC_AUTHERROR.
+ *     libtirpc's clients) and the call fails with RPC_AUTHERROR;
+ *   - no call reaches the server twice with one sequence number (it
+ *     refuses replays, as RPCSEC_GSS servers drop them).
+ * Over rpcrdma only:
+ *   - a CLIENT without a binding sends a long LONG_RES again after the
+ *     server's ERR_CHUNK: marshalled anew, with a new sequence number,
+ *     not refused as a replay and not refreshed;
+ *   - the server's SVCAUTH_WRAP fails: the call gets RPC_SYSTEMERROR,
+ *     and the next call on the connection succeeds.
  *
  *   rpc_auth_wrap PROVIDER ADDR     (run by rpc_auth_wrap.test)
  *
@@ -42,34 +50,15 @@
 #include <rpc/rpc.h>
 
 #include "rdmatest_support.h"
+#include "side_by_side.h"
 #include "wrap_flavor.h"
 
 #define PROG "rpc_auth_wrap"
-#define BIG 204800u
 
 static const struct timeval call_tv = { .tv_sec = 60 };
 static unsigned int failures;
 
 #define check(ok, ...) (failures += !rdmatest_check(PROG, (ok), __VA_ARGS__))
-
-/* ---- server ---------------------------------------------------------------------------------- */
-
-/* libtirpc's own TCP transport for the same program, served by the same svc_run(). */
-static bool tcp_listen(const char *addr, struct sockaddr_storage *bound)
-{
-	socklen_t len = sizeof(*bound);
-	SVCXPRT *x;
-	int fd;
-
-	if (!rdmatest_parse_addr(addr, 0, bound))
-		return false;
-	fd = socket(bound->ss_family, SOCK_STREAM, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)bound, len) || listen(fd, 8) ||
-	    getsockname(fd, (struct sockaddr *)bound, &len))
-		return false;
-	x = svc_vc_create(fd, 0, 0);
-	return x && svc_reg(x, RDMATEST_PROG, RDMATEST_V1, rdmatest_dispatch, NULL);
-}
 
 /* ---- client ---------------------------------------------------------------------------------- */
 
@@ -80,50 +69,6 @@ static enum clnt_stat call(CLIENT *cl, rpcproc_t proc, void *in, void *out)
 	if (!rdmatest_xdr_of(proc, &xa, &xr))
 		return RPC_PROCUNAVAIL;
 	return clnt_call(cl, proc, xa, in, xr, out, call_tv);
-}
-
-/* The procedures, with the data checked; returns the calls made. */
-static unsigned int run_procedures(CLIENT *cl, const char *label, uint8_t *buf)
-{
-	rdmatest_read_args ra = { BIG, 77 }, la = { 1000, 78 };
-	rdmatest_write_args wa = { 0, { BIG, (char *)buf } };
-	rdmatest_write_res wr = { 0, 0 };
-	rdmatest_read_res rr = { 0, { 0, NULL } };
-	rdmatest_words lw = { 0, NULL };
-	uint32_t sizes[2] = { 100, 65536 };
-	bool same = true;
-	enum clnt_stat st;
-
-	for (int i = 0; i < 2; i++) {
-		rdmatest_data in = { sizes[i], (char *)buf }, out = { 0, NULL };
-
-		rdmatest_fill(buf, sizes[i], sizes[i]);
-		st = call(cl, RDMATEST_ECHO, &in, &out);
-		check(st == RPC_SUCCESS && out.rdmatest_data_len == sizes[i] &&
-			      !memcmp(out.rdmatest_data_val, buf, sizes[i]),
-		      "%s: ECHO %u bytes: %s", label, sizes[i], clnt_sperrno(st));
-		if (st == RPC_SUCCESS)
-			clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_data, (char *)&out);
-	}
-	rdmatest_fill(buf, BIG, 5);
-	st = call(cl, RDMATEST_WRITE, &wa, &wr);
-	check(st == RPC_SUCCESS && wr.count == BIG && wr.checksum == rdmatest_fnv1a(buf, BIG),
-	      "%s: WRITE %u bytes: %s", label, BIG, clnt_sperrno(st));
-	st = call(cl, RDMATEST_READ, &ra, &rr);
-	for (uint32_t i = 0; st == RPC_SUCCESS && same && i < BIG; i++)
-		same = (uint8_t)rr.data.rdmatest_data_val[i] == rdmatest_gen_byte(ra.seed, i);
-	check(st == RPC_SUCCESS && rr.data.rdmatest_data_len == BIG && same,
-	      "%s: READ %u bytes: %s", label, BIG, clnt_sperrno(st));
-	if (st == RPC_SUCCESS)
-		clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_read_res, (char *)&rr);
-	st = call(cl, RDMATEST_LONG_RES, &la, &lw);
-	same = st == RPC_SUCCESS && lw.rdmatest_words_len == la.count;
-	for (uint32_t i = 0; same && i < la.count; i++)
-		same = lw.rdmatest_words_val[i] == rdmatest_gen_word(la.seed, i);
-	check(same, "%s: LONG_RES %u words: %s", label, la.count, clnt_sperrno(st));
-	if (st == RPC_SUCCESS)
-		clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_words, (char *)&lw);
-	return 5;
 }
 
 static void set_auth(CLIENT *cl, struct wrap_auth *w)
@@ -178,7 +123,7 @@ static void run_threads(CLIENT *cl, const char *label)
 	      label, started, THREAD_CALLS, failed);
 }
 
-static void run_client(CLIENT *cl, const char *label, uint8_t *buf, bool in_place)
+static void run_client(CLIENT *cl, const char *label, bool in_place)
 {
 	struct wrap_auth *w = wrap_auth_create(1);
 	rdmatest_data in = { 4, (char *)"oops" }, out = { 0, NULL };
@@ -196,9 +141,10 @@ static void run_client(CLIENT *cl, const char *label, uint8_t *buf, bool in_plac
 	atomic_store(&wrap_min_generation, 1);
 	u0 = atomic_load(&wrap_svc_unwraps);
 	s0 = atomic_load(&wrap_svc_wraps);
-	calls = run_procedures(cl, label, buf);
+	failures += rdmatest_check_procedures(PROG, cl, label, call_tv, &calls);
 	check(w->wraps == calls && w->unwraps == calls &&
-		      atomic_load(&wrap_svc_unwraps) - u0 == calls && atomic_load(&wrap_svc_wraps) - s0 == calls,
+		      atomic_load(&wrap_svc_unwraps) - u0 == calls &&
+		      atomic_load(&wrap_svc_wraps) - s0 == calls,
 	      "%s: %u calls: client wrapped %u, unwrapped %u; server unwrapped %u, wrapped %u", label,
 	      calls, w->wraps, w->unwraps, atomic_load(&wrap_svc_unwraps) - u0,
 	      atomic_load(&wrap_svc_wraps) - s0);
@@ -233,45 +179,88 @@ static void run_client(CLIENT *cl, const char *label, uint8_t *buf, bool in_plac
 	      clnt_sperrno(st), (int)e.re_why, w->refreshes, atomic_load(&wrap_svc_refused) - r0);
 }
 
-static CLIENT *tcp_client(const struct sockaddr_storage *addr)
+/* ERR_CHUNK, then the call again: with a new sequence number, so the server takes it. */
+static void run_resend(const char *host, const char *netid, const char *label)
 {
-	struct netbuf nb = { sizeof(*addr), sizeof(*addr), (void *)addr };
-	int fd = socket(addr->ss_family, SOCK_STREAM, 0);
-	CLIENT *cl;
+	rdmatest_read_args la = { 40000, 79 }; /* 160 KB of results: past the first 64 KiB offered */
+	CLIENT *cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, NULL);
+	struct wrap_auth *w = wrap_auth_create(1);
+	rdmatest_words lw = { 0, NULL };
+	unsigned int p0, u0;
+	enum clnt_stat st;
+	bool same;
 
-	if (fd < 0 || connect(fd, (const struct sockaddr *)addr, sizeof(*addr)))
-		return NULL;
-	cl = clnt_vc_create(fd, &nb, RDMATEST_PROG, RDMATEST_V1, 0, 0);
-	if (cl)
-		clnt_control(cl, CLSET_FD_CLOSE, NULL);
-	return cl;
+	check(cl && w, "%s, no binding: CLIENT and AUTH%s", label, cl ? "" : clnt_spcreateerror(""));
+	if (!cl || !w) {
+		if (cl)
+			clnt_destroy(cl);
+		free(w);
+		return;
+	}
+	set_auth(cl, w);
+	atomic_store(&wrap_svc_in_place, false);
+	p0 = atomic_load(&wrap_svc_replays);
+	u0 = atomic_load(&wrap_svc_unwraps);
+	st = call(cl, RDMATEST_LONG_RES, &la, &lw);
+	same = st == RPC_SUCCESS && lw.rdmatest_words_len == la.count;
+	for (uint32_t i = 0; same && i < la.count; i++)
+		same = lw.rdmatest_words_val[i] == rdmatest_gen_word(la.seed, i);
+	check(same && w->wraps == 2 && atomic_load(&wrap_svc_unwraps) - u0 == 2 &&
+		      atomic_load(&wrap_svc_replays) == p0 && w->refreshes == 0,
+	      "%s, no binding: LONG_RES %u words sent again after ERR_CHUNK: %s; client wrapped %u, "
+	      "server unwrapped %u, replays refused %u, refreshes %u",
+	      label, la.count, clnt_sperrno(st), w->wraps, atomic_load(&wrap_svc_unwraps) - u0,
+	      atomic_load(&wrap_svc_replays) - p0, w->refreshes);
+	if (st == RPC_SUCCESS)
+		clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_words, (char *)&lw);
+	auth_destroy(cl->cl_auth);
+	clnt_destroy(cl);
+}
+
+/* Results the server's credential cannot wrap: SYSTEM_ERR, and the connection goes on. */
+static void run_wrap_failure(CLIENT *cl, const char *label)
+{
+	struct wrap_auth *w = wrap_auth_create(1);
+	enum clnt_stat st, next;
+	bool same = false;
+
+	if (!w) {
+		check(false, "%s: out of memory", label);
+		return;
+	}
+	set_auth(cl, w);
+	atomic_store(&wrap_min_generation, 1);
+	atomic_store(&wrap_svc_fail_wrap, true);
+	st = rdmatest_call_echo_text(cl, "results the server cannot wrap", call_tv, &same);
+	atomic_store(&wrap_svc_fail_wrap, false);
+	next = rdmatest_call_echo_text(cl, "and the next call", call_tv, &same);
+	check(st == RPC_SYSTEMERROR && next == RPC_SUCCESS && same,
+	      "%s: the server's wrap fails: %s; the next call: %s", label, clnt_sperrno(st),
+	      clnt_sperrno(next));
 }
 
 int main(int argc, char **argv)
 {
 	const char *netid = argc > 2 && strchr(argv[2], ':') ? "rdma6" : "rdma";
-	uint8_t *buf = malloc(BIG);
 	struct sockaddr_storage tcp_addr;
 	struct rpcrdma_options o;
 	char label[64];
 	CLIENT *cl;
 
-	if (argc != 3 || !buf) {
+	if (argc != 3) {
 		fprintf(stderr, "usage: %s PROVIDER ADDR\n", PROG);
 		return 2;
 	}
 	rdmatest_raise_memlock();
-	if (!wrap_flavor_register() ||
-	    !rdmatest_listen(PROG, argv[2], NULL, NULL) || !tcp_listen(argv[2], &tcp_addr) ||
-	    !rdmatest_start_server(PROG)) {
+	if (!wrap_flavor_register() || !rdmatest_listen(PROG, argv[2], NULL, NULL) ||
+	    !rdmatest_tcp_listen(argv[2], NULL, &tcp_addr) || !rdmatest_start_server(PROG)) {
 		fprintf(stderr, "%s: cannot start the servers\n", PROG);
-		free(buf);
 		return 1;
 	}
-	cl = tcp_client(&tcp_addr);
+	cl = rdmatest_tcp_client(&tcp_addr);
 	check(cl != NULL, "libtirpc TCP client");
 	if (cl) {
-		run_client(cl, "TCP (libtirpc)", buf, false);
+		run_client(cl, "TCP (libtirpc)", false);
 		clnt_destroy(cl);
 	}
 	rpcrdma_options_init(&o);
@@ -281,12 +270,17 @@ int main(int argc, char **argv)
 	      cl ? "" : clnt_spcreateerror(""));
 	snprintf(label, sizeof(label), "RDMA (%s)", argv[1]);
 	if (cl) {
-		run_client(cl, label, buf, false);
+		run_client(cl, label, false);
 		snprintf(label, sizeof(label), "RDMA (%s), wrapped in place as RPCSEC_GSS does", argv[1]);
-		run_client(cl, label, buf, true);
+		run_client(cl, label, true);
+		snprintf(label, sizeof(label), "RDMA (%s)", argv[1]);
+		run_wrap_failure(cl, label);
 		clnt_destroy(cl);
 	}
-	free(buf);
+	run_resend(argv[2], netid, label);
+	check(atomic_load(&wrap_svc_replays) == 0,
+	      "no call reached the server twice with one sequence number (%u did)",
+	      atomic_load(&wrap_svc_replays));
 	printf("%s: %s: %s (%u failed)\n", PROG, argv[1], failures ? "FAILED" : "all passed",
 	       failures);
 	fflush(stdout);

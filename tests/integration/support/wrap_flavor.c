@@ -14,8 +14,9 @@
 #define TAG_REPLY 0x52504c59u
 
 atomic_uint wrap_min_generation;
-atomic_uint wrap_svc_unwraps, wrap_svc_wraps, wrap_svc_refused;
-atomic_bool wrap_svc_in_place;
+atomic_uint wrap_svc_unwraps, wrap_svc_wraps, wrap_svc_refused, wrap_svc_replays;
+atomic_bool wrap_svc_in_place, wrap_svc_fail_wrap;
+static atomic_uint next_context = 1;
 
 /* ---- the wrapped body, both sides ---- */
 
@@ -87,6 +88,8 @@ static int svc_wrap(SVCAUTH *a, XDR *xdrs, xdrproc_t xfunc, caddr_t where)
 {
 	(void)a;
 	atomic_fetch_add(&wrap_svc_wraps, 1);
+	if (atomic_load(&wrap_svc_fail_wrap))
+		return FALSE;
 	if (atomic_load(&wrap_svc_in_place))
 		return body_wrap_in_place(xdrs, xfunc, where, TAG_REPLY);
 	return body_wrap(xdrs, xfunc, where, TAG_REPLY);
@@ -111,14 +114,29 @@ static struct svc_auth_ops svc_wrap_ops = {
 	.svc_ah_destroy = svc_wrap_destroy,
 };
 
-/* The verifier's body until the reply is sent: one service thread. */
+/* The verifier's body until the reply is sent, and the sequence numbers seen: one service thread. */
 static uint32_t svc_verf_seq;
+#define SEEN_MAX 4096
+static uint64_t svc_seen[SEEN_MAX];
+static unsigned int svc_seen_next;
 
-/* svc_auth_reg's handler: the credential is the generation and the sequence number. */
+/* Whether (context, sequence) was seen among the last SEEN_MAX calls; records it if not. */
+static bool svc_replayed(uint32_t context_be, uint32_t seq_be)
+{
+	uint64_t key = (uint64_t)ntohl(context_be) << 32 | ntohl(seq_be);
+
+	for (unsigned int i = 0; i < SEEN_MAX; i++)
+		if (svc_seen[i] == key)
+			return true;
+	svc_seen[svc_seen_next++ % SEEN_MAX] = key;
+	return false;
+}
+
+/* svc_auth_reg's handler: the credential is the generation, the sequence number and the context. */
 static enum auth_stat svc_wrap_authenticate(struct svc_req *rq, struct rpc_msg *msg)
 {
 	struct opaque_auth *cred = &msg->rm_call.cb_cred;
-	uint32_t body[2];
+	uint32_t body[3];
 
 	if (cred->oa_length != sizeof(body))
 		return AUTH_BADCRED;
@@ -126,6 +144,10 @@ static enum auth_stat svc_wrap_authenticate(struct svc_req *rq, struct rpc_msg *
 	if (ntohl(body[0]) < atomic_load(&wrap_min_generation)) {
 		atomic_fetch_add(&wrap_svc_refused, 1);
 		return AUTH_REJECTEDCRED;
+	}
+	if (svc_replayed(body[2], body[1])) {
+		atomic_fetch_add(&wrap_svc_replays, 1);
+		return AUTH_TOOWEAK;
 	}
 	SVC_XP_AUTH(rq->rq_xprt).svc_ah_ops = &svc_wrap_ops;
 	SVC_XP_AUTH(rq->rq_xprt).svc_ah_private = NULL;
@@ -209,6 +231,7 @@ struct wrap_auth *wrap_auth_create(uint32_t generation)
 	if (!w)
 		return NULL;
 	w->cred_be[0] = htonl(generation);
+	w->cred_be[2] = htonl(atomic_fetch_add(&next_context, 1));
 	w->auth.ah_ops = &wrap_auth_ops;
 	w->auth.ah_cred = (struct opaque_auth){ WRAP_FLAVOR, (caddr_t)w->cred_be, sizeof(w->cred_be) };
 	w->auth.ah_verf = _null_auth;

@@ -3,11 +3,15 @@
  * integrity service does, through libtirpc's interface for such flavors:
  * an AUTH with ah_wrap/ah_unwrap/ah_refresh for clients, and a handler
  * registered with svc_auth_reg() that installs SVCAUTH wrap/unwrap
- * operations for the server.  The credential is a generation number and
- * a sequence number the reply's verifier echoes; the body on the wire is
+ * operations for the server.  The credential is a generation number, a
+ * sequence number the reply's verifier echoes, and the AUTH's context
+ * number; the body on the wire is
  *     opaque body<>; unsigned checksum;
  * with the checksum FNV-1a of the body xor a tag per direction.  Both
- * sides count what they wrapped and unwrapped.
+ * sides count what they wrapped and unwrapped.  As an RPCSEC_GSS server,
+ * the server takes each context's sequence number once: a replay is
+ * refused (AUTH_TOOWEAK; RPCSEC_GSS drops it silently, which would make
+ * a test wait for its timeout) and counted.
  */
 #ifndef WRAP_FLAVOR_H
 #define WRAP_FLAVOR_H
@@ -27,7 +31,7 @@ struct wrap_auth {
 	 * number that each marshal advances and the reply's verifier must
 	 * echo, kept without a lock as RPCSEC_GSS keeps its own.
 	 */
-	uint32_t cred_be[2];
+	uint32_t cred_be[3];
 	bool tamper;       /* send a checksum the server cannot verify */
 	bool in_place;     /* wrap as RPCSEC_GSS does: XDR_SETPOS forward, XDR_INLINE back */
 	unsigned int wraps, unwraps, refreshes;
@@ -38,8 +42,9 @@ struct wrap_auth *wrap_auth_create(uint32_t generation);
 
 /* The server side: credentials below wrap_min_generation are refused (AUTH_REJECTEDCRED). */
 extern atomic_uint wrap_min_generation;
-extern atomic_uint wrap_svc_unwraps, wrap_svc_wraps, wrap_svc_refused;
+extern atomic_uint wrap_svc_unwraps, wrap_svc_wraps, wrap_svc_refused, wrap_svc_replays;
 extern atomic_bool wrap_svc_in_place; /* the server wraps replies as RPCSEC_GSS does */
+extern atomic_bool wrap_svc_fail_wrap; /* the server's SVCAUTH_WRAP fails */
 
 /* svc_auth_reg() of the flavor's handler; false if libtirpc refused. */
 bool wrap_flavor_register(void);
