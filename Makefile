@@ -6,6 +6,10 @@
 #   build/fuzz   libFuzzer targets (clang, ASan+UBSan)
 #   build/tsan   the library and the multi-threaded integration programs under
 #                ThreadSanitizer (clang; tests/integration/integration.mk)
+#   build/lsan   rpc_leak under LeakSanitizer alone (the same file)
+#   build/hostile the hostile peers' core (tests/hostile/hostile.mk)
+# `make clean` removes these, build/lib, build/bin and the generated code;
+# not the test bed (build/vm: `make vm-clean`).
 
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -199,7 +203,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/rpcrdma
 
 clean:
-	rm -rf $(B)/obj $(B)/asan $(B)/fuzz $(B)/tsan $(B)/lib $(B)/bin $(B)/gen
+	rm -rf $(B)/obj $(B)/asan $(B)/lsan $(B)/fuzz $(B)/tsan $(B)/hostile $(B)/lib $(B)/bin $(B)/gen
 
 include docs/docs.mk
 -include nfs-client-demo/demo.mk
