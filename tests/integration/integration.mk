@@ -10,6 +10,11 @@
 #                         (nfs-client-demo/{nfs3,mount3}.x, headers in $(GEN))
 #   anything else         links only the library
 
+# rpc_gss: libtirpc's RPCSEC_GSS headers need the GSS-API ones (libkrb5-dev);
+# its test runs a KDC in the test bed (krb5-kdc, kadmin.local from
+# krb5-admin-server, kinit from krb5-user).
+DEBS += libkrb5-dev krb5-kdc krb5-admin-server krb5-user
+
 INTEG_SRCS := $(sort $(wildcard tests/integration/*.c))
 INTEG_BINS := $(INTEG_SRCS:tests/integration/%.c=$(B)/bin/%)
 
