@@ -84,7 +84,7 @@ EX_ABS := $(abspath $(EX))
 $(EX)/readme.stamp: docs/examples/build.sh docs/examples/hello.x docs/examples/hello_server.c \
                     docs/examples/hello_client.c rpcrdma/rpcrdma.pc.in $(STATIC_LIB) $(SHARED_LIB) $(LIB_HDRS)
 	rm -rf $(EX)/prefix $(EX)/readme $@
-	$(MAKE) --no-print-directory install PREFIX=$(EX_ABS)/prefix DESTDIR= >$(EX)/install.log
+	mkdir -p $(EX) && $(MAKE) --no-print-directory install PREFIX=$(EX_ABS)/prefix DESTDIR= >$(EX)/install.log
 	mkdir -p $(EX)/readme
 	cp docs/examples/hello.x docs/examples/hello_server.c docs/examples/hello_client.c $(EX)/readme/
 	cd $(EX)/readme && PKG_CONFIG_PATH=$(EX_ABS)/prefix/lib/pkgconfig sh -ex $(abspath docs/examples/build.sh)
