@@ -38,7 +38,6 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -82,47 +81,6 @@ static void set_auth(CLIENT *cl, struct wrap_auth *w)
 #define THREADS 8
 #define THREAD_CALLS 25
 
-struct thread_arg {
-	CLIENT *cl;
-	unsigned int failed;
-};
-
-static void *echo_thread(void *p)
-{
-	struct thread_arg *t = p;
-	char text[32];
-
-	for (int i = 0; i < THREAD_CALLS; i++) {
-		bool same = false;
-
-		snprintf(text, sizeof(text), "call %d of %p", i, p);
-		if (rdmatest_call_echo_text(t->cl, text, call_tv, &same) != RPC_SUCCESS || !same)
-			t->failed++;
-	}
-	return NULL;
-}
-
-static void run_threads(CLIENT *cl, const char *label)
-{
-	struct thread_arg args[THREADS];
-	pthread_t th[THREADS];
-	unsigned int failed = 0;
-	int started = 0;
-
-	for (int i = 0; i < THREADS; i++) {
-		args[i] = (struct thread_arg){ cl, 0 };
-		if (pthread_create(&th[i], NULL, echo_thread, &args[i]))
-			break;
-		started++;
-	}
-	for (int i = 0; i < started; i++) {
-		pthread_join(th[i], NULL);
-		failed += args[i].failed;
-	}
-	check(started == THREADS && failed == 0, "%s: %d threads x %d ECHO calls on one AUTH: %u failed",
-	      label, started, THREAD_CALLS, failed);
-}
-
 static void run_client(CLIENT *cl, const char *label, bool in_place)
 {
 	struct wrap_auth *w = wrap_auth_create(1);
@@ -148,7 +106,7 @@ static void run_client(CLIENT *cl, const char *label, bool in_place)
 	      "%s: %u calls: client wrapped %u, unwrapped %u; server unwrapped %u, wrapped %u", label,
 	      calls, w->wraps, w->unwraps, atomic_load(&wrap_svc_unwraps) - u0,
 	      atomic_load(&wrap_svc_wraps) - s0);
-	run_threads(cl, label);
+	failures += rdmatest_check_threads(PROG, cl, label, THREADS, THREAD_CALLS, call_tv);
 
 	w->tamper = true;
 	st = call(cl, RDMATEST_ECHO, &in, &out);

@@ -28,7 +28,6 @@
  *
  * Prints PASS/FAIL per check; exits 0 only when every check passed.
  */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,44 +111,6 @@ static AUTH *gss_auth(CLIENT *cl, const char *principal, rpc_gss_service_t servi
 #define THREADS 4
 #define THREAD_CALLS 20
 
-static void *echo_thread(void *p)
-{
-	CLIENT *cl = p;
-	uintptr_t failed = 0;
-	char text[48];
-
-	for (int i = 0; i < THREAD_CALLS; i++) {
-		bool same = false;
-
-		snprintf(text, sizeof(text), "call %d of thread %lx", i,
-			 (unsigned long)pthread_self());
-		if (rdmatest_call_echo_text(cl, text, call_tv, &same) != RPC_SUCCESS || !same)
-			failed++;
-	}
-	return (void *)failed;
-}
-
-static void run_threads(CLIENT *cl, const char *label)
-{
-	pthread_t th[THREADS];
-	unsigned int failed = 0;
-	int started = 0;
-
-	for (int i = 0; i < THREADS; i++) {
-		if (pthread_create(&th[i], NULL, echo_thread, cl))
-			break;
-		started++;
-	}
-	for (int i = 0; i < started; i++) {
-		void *f = NULL;
-
-		pthread_join(th[i], &f);
-		failed += (unsigned int)(uintptr_t)f;
-	}
-	check(started == THREADS && failed == 0, "%s: %d threads x %d ECHO calls on one AUTH: %u failed",
-	      label, started, THREAD_CALLS, failed);
-}
-
 /* Every service through @cl; the CLIENT's own AUTH is put back afterwards. */
 static void run_client(CLIENT *cl, const char *transport, bool tcp, const char *principal)
 {
@@ -171,7 +132,7 @@ static void run_client(CLIENT *cl, const char *transport, bool tcp, const char *
 		calls = 0;
 		if (!tcp || services[i].service == rpcsec_gss_svc_none)
 			failures += rdmatest_check_procedures(PROG, cl, label, call_tv, &calls);
-		run_threads(cl, label);
+		failures += rdmatest_check_threads(PROG, cl, label, THREADS, THREAD_CALLS, call_tv);
 		calls += THREADS * THREAD_CALLS;
 		check(atomic_load(&seen_calls) - c0 == calls && atomic_load(&seen_wrong) == w0,
 		      "%s: the server saw %u of %u calls, %u of them not as RPCSEC_GSS %s from %s",

@@ -1,6 +1,8 @@
 /* The rdmatest program over libtirpc TCP, and a checked round of its procedures (side_by_side.h). */
 #include "side_by_side.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -143,4 +145,51 @@ unsigned int rdmatest_check_procedures(const char *prog, CLIENT *cl, const char 
 	free(r.buf);
 	*calls = 5;
 	return r.failures;
+}
+
+struct echo_thread {
+	CLIENT *cl;
+	struct timeval tv;
+	int calls;
+	unsigned int failed;
+};
+
+static void *echo_thread_main(void *p)
+{
+	struct echo_thread *t = p;
+	char text[48];
+
+	for (int i = 0; i < t->calls; i++) {
+		bool same = false;
+
+		snprintf(text, sizeof(text), "call %d of thread %p", i, p);
+		if (rdmatest_call_echo_text(t->cl, text, t->tv, &same) != RPC_SUCCESS || !same)
+			t->failed++;
+	}
+	return NULL;
+}
+
+unsigned int rdmatest_check_threads(const char *prog, CLIENT *cl, const char *label, int threads,
+				    int calls, struct timeval tv)
+{
+	struct echo_thread args[RDMATEST_THREADS_MAX];
+	pthread_t th[RDMATEST_THREADS_MAX];
+	unsigned int failed = 0;
+	int started = 0;
+
+	if (threads > RDMATEST_THREADS_MAX)
+		threads = RDMATEST_THREADS_MAX;
+	for (int i = 0; i < threads; i++) {
+		args[i] = (struct echo_thread){ cl, tv, calls, 0 };
+		if (pthread_create(&th[i], NULL, echo_thread_main, &args[i]))
+			break;
+		started++;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(th[i], NULL);
+		failed += args[i].failed;
+	}
+	return !rdmatest_check(prog, started == threads && failed == 0,
+			       "%s: %d threads x %d ECHO calls on one AUTH: %u failed", label, started,
+			       calls, failed);
 }

@@ -34,4 +34,14 @@ CLIENT *rdmatest_tcp_client(const struct sockaddr_storage *addr);
 unsigned int rdmatest_check_procedures(const char *prog, CLIENT *cl, const char *label,
 				       struct timeval tv, unsigned int *calls);
 
+/*
+ * rdmatest_check_threads - @threads threads share @cl (and its AUTH),
+ * each making @calls ECHO calls of a text of its own; one check "@label:
+ * ..." with rdmatest_check(@prog).  Returns 1 if any call failed or
+ * returned other bytes, or a thread could not start; else 0.
+ */
+#define RDMATEST_THREADS_MAX 32
+unsigned int rdmatest_check_threads(const char *prog, CLIENT *cl, const char *label, int threads,
+				    int calls, struct timeval tv);
+
 #endif
