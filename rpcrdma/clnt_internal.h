@@ -100,8 +100,8 @@ struct clnt_rdma_call {
 	uint32_t rb_len;
 	uint32_t reply_off;
 	/*
-	 * Not zeroed when the call is made (all but the first 520 bytes of
-	 * 8 KiB; new fields that need zeroing go above): each attempt plans
+	 * Not zeroed when the call is made (the fields above, about 540
+	 * bytes of 8 KiB, are; new fields that need zeroing go there): each attempt plans
 	 * (plan), lays out its buffer by the plan's counts (read_off,
 	 * write_off) and builds its header (hdr) before anything reads them.
 	 */

@@ -96,12 +96,21 @@ static bool clnt_rdma_encode(AUTH *auth, struct clnt_rdma_call *c, xdrproc_t xar
 	return c->wrapped || AUTH_WRAP(auth, &c->s.xdr, xargs, args);
 }
 
+/* The stage for a wrapped call: the arguments' size, or the largest when xdr_sizeof() cannot tell. */
+static uint32_t clnt_rdma_wrapped_cap(xdrproc_t xargs, void *args, uint32_t max_rpc_size)
+{
+	unsigned long size = xdr_sizeof(xargs, args);
+
+	/* 0 also when the routine fails in xdr_sizeof's stream: it cannot seek */
+	if (!size && xargs != (xdrproc_t)(void (*)(void))xdr_void)
+		return max_rpc_size;
+	return cap_u64((uint64_t)size + CLNT_CALL_HDR_MAX + RPCRDMA_AUTH_WRAP_MAX, max_rpc_size);
+}
+
 /*
  * Small calls marshal into a small buffer; a long one is marshalled
  * again.  A flavor that wraps the body marshals once (RPCSEC_GSS spends
- * a sequence number and a checksum on each) into a buffer sized first;
- * again into the largest only if the sizing was short (xdr_sizeof()
- * gives 0 for routines that seek).
+ * a sequence number and a checksum on each), into a buffer sized first.
  */
 static enum clnt_stat clnt_rdma_marshal(AUTH *auth, uint32_t max_rpc_size,
 					struct clnt_rdma_call *c, xdrproc_t xargs, void *args)
@@ -114,10 +123,8 @@ static enum clnt_stat clnt_rdma_marshal(AUTH *auth, uint32_t max_rpc_size,
 	c->args = args;
 	c->wrapped = !rpcrdma_auth_ddp(auth->ah_cred.oa_flavor);
 	if (c->wrapped)
-		caps[0] = cap_u64((uint64_t)xdr_sizeof(xargs, args) + CLNT_CALL_HDR_MAX +
-					  RPCRDMA_AUTH_WRAP_MAX,
-				  max_rpc_size);
-	if (caps[0] == caps[1])
+		caps[0] = clnt_rdma_wrapped_cap(xargs, args, max_rpc_size);
+	if (c->wrapped || caps[0] == caps[1])
 		tries = 1;
 	for (int i = 0; i < tries; i++) {
 		free(c->stage);
@@ -597,9 +604,9 @@ static bool clnt_rdma_reconnect_pause(struct rpcrdma_clnt *ct, int64_t deadline)
 
 /*
  * A wrapped call the server may have seen goes out again marshalled
- * anew, same XID: an RPCSEC_GSS server drops a sequence number it has
- * seen (RFC 2203 section 5.3.3.1), and Linux's client re-encodes such
- * calls too.  Other calls are sent as they were (a duplicate request
+ * anew, same XID: an RPCSEC_GSS server discards a sequence number it
+ * has seen (RFC 2203 section 5.3.3.1; libtirpc's answers it with an
+ * authentication error), and Linux's client re-encodes such calls too.  Other calls are sent as they were (a duplicate request
  * cache may recognise them).  ct->lock held; @c is detached.
  */
 static enum clnt_stat clnt_rdma_remarshal(struct rpcrdma_clnt *ct, AUTH *auth,

@@ -24,7 +24,7 @@
  *     refuses every generation below 5 sees 3 attempts (2 refreshes, as
  *     libtirpc's clients) and the call fails with RPC_AUTHERROR;
  *   - no call reaches the server twice with one sequence number (it
- *     refuses replays, as RPCSEC_GSS servers drop them).
+ *     refuses replays, as RPCSEC_GSS servers do).
  * Over rpcrdma only:
  *   - a CLIENT without a binding sends a long LONG_RES again after the
  *     server's ERR_CHUNK: marshalled anew, with a new sequence number,

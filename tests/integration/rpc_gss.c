@@ -20,9 +20,9 @@
  * RPC_CANTDECODERES; RPCSEC_GSS seeks in the record stream, which
  * xdrrec allows only within its buffer).
  * Over rpcrdma only, with krb5i: a CLIENT without a binding sends a long
- * LONG_RES again after the server's ERR_CHUNK; the server drops a
- * sequence number it has seen, so the call succeeds only if it went out
- * again with a new one.
+ * LONG_RES again after the server's ERR_CHUNK; libtirpc's server refuses
+ * a sequence number it has seen (RPCSEC_GSS_CTXPROBLEM), so the call
+ * succeeds only if it went out again with a new one.
  *
  *   rpc_gss PROVIDER ADDR SERVICE@HOST CLIENT_PRINCIPAL   (run by rpc_gss.test)
  *

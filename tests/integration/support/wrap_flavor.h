@@ -10,8 +10,8 @@
  * with the checksum FNV-1a of the body xor a tag per direction.  Both
  * sides count what they wrapped and unwrapped.  As an RPCSEC_GSS server,
  * the server takes each context's sequence number once: a replay is
- * refused (AUTH_TOOWEAK; RPCSEC_GSS drops it silently, which would make
- * a test wait for its timeout) and counted.
+ * refused (AUTH_TOOWEAK, where RFC 2203 discards it silently and
+ * libtirpc's RPCSEC_GSS answers RPCSEC_GSS_CTXPROBLEM) and counted.
  */
 #ifndef WRAP_FLAVOR_H
 #define WRAP_FLAVOR_H
