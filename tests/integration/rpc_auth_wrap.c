@@ -30,7 +30,10 @@
  *     server's ERR_CHUNK: marshalled anew, with a new sequence number,
  *     not refused as a replay and not refreshed;
  *   - the server's SVCAUTH_WRAP fails: the call gets RPC_SYSTEMERROR,
- *     and the next call on the connection succeeds.
+ *     and the next call on the connection succeeds;
+ *   - with reconnect_resend and a 1 s retry timeout, a call whose reply
+ *     the server holds back for 3 s is sent again on a new connection:
+ *     marshalled anew, not refused as a replay, not refreshed.
  *
  *   rpc_auth_wrap PROVIDER ADDR     (run by rpc_auth_wrap.test)
  *
@@ -137,6 +140,65 @@ static void run_client(CLIENT *cl, const char *label, bool in_place)
 	      clnt_sperrno(st), (int)e.re_why, w->refreshes, atomic_load(&wrap_svc_refused) - r0);
 }
 
+/*
+ * The server's dispatch, for both listeners (libtirpc's svc_getreq looks
+ * a program up by number alone): the next ECHO's reply comes STALL_S
+ * seconds late, once.
+ */
+#define STALL_S 3
+static atomic_bool stall_next;
+
+static void stalling_dispatch(struct svc_req *rq, SVCXPRT *xprt)
+{
+	if (rq->rq_proc == RDMATEST_ECHO && atomic_exchange(&stall_next, false))
+		sleep(STALL_S);
+	rdmatest_dispatch(rq, xprt);
+}
+
+/* No reply within the retry timeout: the call again on a new connection, with a new sequence number. */
+static void run_retry_resend(const char *host, const char *netid, const char *label)
+{
+	const struct timeval retry = { .tv_sec = 1 };
+	struct wrap_auth *w = wrap_auth_create(1);
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
+	struct rpcrdma_options o;
+	unsigned int p0, u0;
+	enum clnt_stat st;
+	bool same = false;
+	CLIENT *cl;
+
+	rpcrdma_options_init(&o);
+	o.ulb = &rdmatest_ulb;
+	o.reconnect_resend = true;
+	cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, &o);
+	check(cl && w && clnt_control(cl, CLSET_RETRY_TIMEOUT, (char *)&retry),
+	      "%s, reconnect_resend: CLIENT, AUTH and a 1 s retry timeout", label);
+	if (!cl || !w) {
+		if (cl)
+			clnt_destroy(cl);
+		free(w);
+		return;
+	}
+	set_auth(cl, w);
+	atomic_store(&wrap_svc_in_place, false);
+	p0 = atomic_load(&wrap_svc_replays);
+	u0 = atomic_load(&wrap_svc_unwraps);
+	atomic_store(&stall_next, true);
+	st = rdmatest_call_echo_text(cl, "a reply held back past the retry timeout", call_tv, &same);
+	clnt_rdma_getinfo(cl, &ci);
+	check(st == RPC_SUCCESS && same && ci.connects == 2 && w->wraps == 2 &&
+		      atomic_load(&wrap_svc_unwraps) - u0 == 2 &&
+		      atomic_load(&wrap_svc_replays) == p0 && w->refreshes == 0,
+	      "%s, reconnect_resend: a reply held back %d s, sent again on a new connection: %s; "
+	      "connections %u, client wrapped %u, server unwrapped %u, replays refused %u, "
+	      "refreshes %u",
+	      label, STALL_S, clnt_sperrno(st), ci.connects, w->wraps,
+	      atomic_load(&wrap_svc_unwraps) - u0, atomic_load(&wrap_svc_replays) - p0,
+	      w->refreshes);
+	auth_destroy(cl->cl_auth);
+	clnt_destroy(cl);
+}
+
 /* ERR_CHUNK, then the call again: with a new sequence number, so the server takes it. */
 static void run_resend(const char *host, const char *netid, const char *label)
 {
@@ -210,8 +272,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rdmatest_raise_memlock();
-	if (!wrap_flavor_register() || !rdmatest_listen(PROG, argv[2], NULL, NULL) ||
-	    !rdmatest_tcp_listen(argv[2], NULL, &tcp_addr) || !rdmatest_start_server(PROG)) {
+	if (!wrap_flavor_register() || !rdmatest_listen(PROG, argv[2], NULL, stalling_dispatch) ||
+	    !rdmatest_tcp_listen(argv[2], stalling_dispatch, &tcp_addr) ||
+	    !rdmatest_start_server(PROG)) {
 		fprintf(stderr, "%s: cannot start the servers\n", PROG);
 		return 1;
 	}
@@ -236,6 +299,7 @@ int main(int argc, char **argv)
 		clnt_destroy(cl);
 	}
 	run_resend(argv[2], netid, label);
+	run_retry_resend(argv[2], netid, label);
 	check(atomic_load(&wrap_svc_replays) == 0,
 	      "no call reached the server twice with one sequence number (%u did)",
 	      atomic_load(&wrap_svc_replays));
