@@ -155,14 +155,61 @@ static void stalling_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 	rdmatest_dispatch(rq, xprt);
 }
 
+/* A CLIENT of @o (NULL: the defaults) authenticating with a new AUTH of the flavor, or NULL. */
+static CLIENT *wrapped_client(const char *host, const char *netid, const struct rpcrdma_options *o,
+			      struct wrap_auth **w)
+{
+	CLIENT *cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, o);
+
+	*w = wrap_auth_create(1);
+	if (!cl || !*w) {
+		if (cl)
+			clnt_destroy(cl);
+		free(*w);
+		return NULL;
+	}
+	set_auth(cl, *w);
+	atomic_store(&wrap_svc_in_place, false);
+	return cl;
+}
+
+/* The server's counts before a call that is to be sent twice. */
+struct resend_counts {
+	unsigned int unwraps, replays;
+};
+
+static struct resend_counts resend_counts_now(void)
+{
+	return (struct resend_counts){ atomic_load(&wrap_svc_unwraps),
+				       atomic_load(&wrap_svc_replays) };
+}
+
+/*
+ * Checks that the call since @before went out twice, marshalled anew
+ * the second time (a new sequence number): the client wrapped twice, the
+ * server unwrapped both and refused none as a replay, and no refresh
+ * was needed.
+ */
+static void check_resent(const struct wrap_auth *w, struct resend_counts before, bool ok,
+			 const char *what)
+{
+	unsigned int unwraps = atomic_load(&wrap_svc_unwraps) - before.unwraps;
+	unsigned int replays = atomic_load(&wrap_svc_replays) - before.replays;
+
+	check(ok && w->wraps == 2 && unwraps == 2 && replays == 0 && w->refreshes == 0,
+	      "%s; client wrapped %u, server unwrapped %u, replays refused %u, refreshes %u", what,
+	      w->wraps, unwraps, replays, w->refreshes);
+}
+
 /* No reply within the retry timeout: the call again on a new connection, with a new sequence number. */
 static void run_retry_resend(const char *host, const char *netid, const char *label)
 {
 	const struct timeval retry = { .tv_sec = 1 };
-	struct wrap_auth *w = wrap_auth_create(1);
 	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
+	struct resend_counts before;
 	struct rpcrdma_options o;
-	unsigned int p0, u0;
+	struct wrap_auth *w;
+	char what[160];
 	enum clnt_stat st;
 	bool same = false;
 	CLIENT *cl;
@@ -170,31 +217,20 @@ static void run_retry_resend(const char *host, const char *netid, const char *la
 	rpcrdma_options_init(&o);
 	o.ulb = &rdmatest_ulb;
 	o.reconnect_resend = true;
-	cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, &o);
-	check(cl && w && clnt_control(cl, CLSET_RETRY_TIMEOUT, (char *)&retry),
+	cl = wrapped_client(host, netid, &o, &w);
+	check(cl && clnt_control(cl, CLSET_RETRY_TIMEOUT, (char *)&retry),
 	      "%s, reconnect_resend: CLIENT, AUTH and a 1 s retry timeout", label);
-	if (!cl || !w) {
-		if (cl)
-			clnt_destroy(cl);
-		free(w);
+	if (!cl)
 		return;
-	}
-	set_auth(cl, w);
-	atomic_store(&wrap_svc_in_place, false);
-	p0 = atomic_load(&wrap_svc_replays);
-	u0 = atomic_load(&wrap_svc_unwraps);
+	before = resend_counts_now();
 	atomic_store(&stall_next, true);
 	st = rdmatest_call_echo_text(cl, "a reply held back past the retry timeout", call_tv, &same);
 	clnt_rdma_getinfo(cl, &ci);
-	check(st == RPC_SUCCESS && same && ci.connects == 2 && w->wraps == 2 &&
-		      atomic_load(&wrap_svc_unwraps) - u0 == 2 &&
-		      atomic_load(&wrap_svc_replays) == p0 && w->refreshes == 0,
-	      "%s, reconnect_resend: a reply held back %d s, sent again on a new connection: %s; "
-	      "connections %u, client wrapped %u, server unwrapped %u, replays refused %u, "
-	      "refreshes %u",
-	      label, STALL_S, clnt_sperrno(st), ci.connects, w->wraps,
-	      atomic_load(&wrap_svc_unwraps) - u0, atomic_load(&wrap_svc_replays) - p0,
-	      w->refreshes);
+	snprintf(what, sizeof(what),
+		 "%s, reconnect_resend: a reply held back %d s, sent again on a new connection: "
+		 "%s, connections %u",
+		 label, STALL_S, clnt_sperrno(st), ci.connects);
+	check_resent(w, before, st == RPC_SUCCESS && same && ci.connects == 2, what);
 	auth_destroy(cl->cl_auth);
 	clnt_destroy(cl);
 }
@@ -203,34 +239,26 @@ static void run_retry_resend(const char *host, const char *netid, const char *la
 static void run_resend(const char *host, const char *netid, const char *label)
 {
 	rdmatest_read_args la = { 40000, 79 }; /* 160 KB of results: past the first 64 KiB offered */
-	CLIENT *cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, NULL);
-	struct wrap_auth *w = wrap_auth_create(1);
 	rdmatest_words lw = { 0, NULL };
-	unsigned int p0, u0;
+	struct resend_counts before;
+	struct wrap_auth *w;
+	char what[160];
 	enum clnt_stat st;
 	bool same;
+	CLIENT *cl = wrapped_client(host, netid, NULL, &w);
 
-	check(cl && w, "%s, no binding: CLIENT and AUTH%s", label, cl ? "" : clnt_spcreateerror(""));
-	if (!cl || !w) {
-		if (cl)
-			clnt_destroy(cl);
-		free(w);
+	check(cl != NULL, "%s, no binding: CLIENT and AUTH%s", label,
+	      cl ? "" : clnt_spcreateerror(""));
+	if (!cl)
 		return;
-	}
-	set_auth(cl, w);
-	atomic_store(&wrap_svc_in_place, false);
-	p0 = atomic_load(&wrap_svc_replays);
-	u0 = atomic_load(&wrap_svc_unwraps);
+	before = resend_counts_now();
 	st = call(cl, RDMATEST_LONG_RES, &la, &lw);
 	same = st == RPC_SUCCESS && lw.rdmatest_words_len == la.count;
 	for (uint32_t i = 0; same && i < la.count; i++)
 		same = lw.rdmatest_words_val[i] == rdmatest_gen_word(la.seed, i);
-	check(same && w->wraps == 2 && atomic_load(&wrap_svc_unwraps) - u0 == 2 &&
-		      atomic_load(&wrap_svc_replays) == p0 && w->refreshes == 0,
-	      "%s, no binding: LONG_RES %u words sent again after ERR_CHUNK: %s; client wrapped %u, "
-	      "server unwrapped %u, replays refused %u, refreshes %u",
-	      label, la.count, clnt_sperrno(st), w->wraps, atomic_load(&wrap_svc_unwraps) - u0,
-	      atomic_load(&wrap_svc_replays) - p0, w->refreshes);
+	snprintf(what, sizeof(what), "%s, no binding: LONG_RES %u words sent again after ERR_CHUNK: %s",
+		 label, la.count, clnt_sperrno(st));
+	check_resent(w, before, same, what);
 	if (st == RPC_SUCCESS)
 		clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_words, (char *)&lw);
 	auth_destroy(cl->cl_auth);
