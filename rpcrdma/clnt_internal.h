@@ -101,9 +101,10 @@ struct clnt_rdma_call {
 	uint32_t reply_off;
 	/*
 	 * Not zeroed when the call is made (the fields above, about 540
-	 * bytes of 8 KiB, are; new fields that need zeroing go there): each attempt plans
-	 * (plan), lays out its buffer by the plan's counts (read_off,
-	 * write_off) and builds its header (hdr) before anything reads them.
+	 * bytes of 8 KiB, are; new fields that need zeroing go there):
+	 * each attempt plans (plan), lays out its buffer by the plan's
+	 * counts (read_off, write_off) and builds its header (hdr) before
+	 * anything reads them.
 	 */
 	struct rpcrdma_call_plan plan;
 	uint32_t read_off[RPCRDMA_MAX_READ_SEGS];     /* offsets in rb */

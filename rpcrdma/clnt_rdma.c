@@ -606,8 +606,9 @@ static bool clnt_rdma_reconnect_pause(struct rpcrdma_clnt *ct, int64_t deadline)
  * A wrapped call the server may have seen goes out again marshalled
  * anew, same XID: an RPCSEC_GSS server discards a sequence number it
  * has seen (RFC 2203 section 5.3.3.1; libtirpc's answers it with an
- * authentication error), and Linux's client re-encodes such calls too.  Other calls are sent as they were (a duplicate request
- * cache may recognise them).  ct->lock held; @c is detached.
+ * authentication error), and Linux's client re-encodes such calls
+ * too.  Other calls are sent as they were (a duplicate request cache
+ * may recognise them).  ct->lock held; @c is detached.
  */
 static enum clnt_stat clnt_rdma_remarshal(struct rpcrdma_clnt *ct, AUTH *auth,
 					  struct clnt_rdma_call *c)
@@ -1029,11 +1030,10 @@ static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t
 					  rpcvers_t vers, const struct rpcrdma_options *opts)
 {
 	struct rpcrdma_clnt *ct = calloc(1, sizeof(*ct));
+	pthread_mutexattr_t recursive;
 
 	if (!ct)
 		return NULL;
-	pthread_mutexattr_t recursive;
-
 	pthread_mutexattr_init(&recursive);
 	pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&ct->auth_lock, &recursive);
