@@ -8,7 +8,8 @@
 #                         shared test code in tests/integration/support/
 #   nfs_*.c               link the NFSv3 and MOUNTv3 rpcgen XDR
 #                         (nfs-client-demo/{nfs3,mount3}.x, headers in $(GEN))
-#   anything else         links only the library
+#   anything else         links only the library and the support code's
+#                         address parser (support/rdmatest_addr.c: libc only)
 
 # rpc_gss: libtirpc's RPCSEC_GSS headers need the GSS-API ones (libkrb5-dev);
 # its test runs a KDC in the test bed (krb5-kdc, kadmin.local from
@@ -57,9 +58,9 @@ $(GEN)/%.h $(GEN)/%_xdr.c: nfs-client-demo/%.x
 nfs-xdr: need-pkgs $(NFS_XDR_OBJS)
 
 # ---- the programs -------------------------------------------------------------------------------
-$(INTEG_PLAIN_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS)
+$(INTEG_PLAIN_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS) $(B)/obj/integ/rdmatest_addr.o $(INTEG_SUPPORT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) $< $(STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
+	$(INTEG_LINK) $< $(B)/obj/integ/rdmatest_addr.o $(STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
 
 $(INTEG_RPC_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS) $(GEN)/obj/rdmatest_xdr.o $(INTEG_SUPPORT_LIB) $(INTEG_SUPPORT_HDRS)
 	@mkdir -p $(@D)
@@ -94,9 +95,9 @@ $(B)/asan/integ/%.o: tests/integration/support/%.c $(INTEG_SUPPORT_HDRS) $(LIB_H
 	@mkdir -p $(@D)
 	$(ASAN_INTEG_LINK) -c $< -o $@
 
-$(ASAN_INTEG_PLAIN): $(B)/asan/bin/%: tests/integration/%.c $(ASAN_STATIC_LIB) $(LIB_HDRS)
+$(ASAN_INTEG_PLAIN): $(B)/asan/bin/%: tests/integration/%.c $(ASAN_STATIC_LIB) $(LIB_HDRS) $(B)/asan/integ/rdmatest_addr.o $(INTEG_SUPPORT_HDRS)
 	@mkdir -p $(@D)
-	$(ASAN_INTEG_LINK) $< $(ASAN_STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
+	$(ASAN_INTEG_LINK) $< $(B)/asan/integ/rdmatest_addr.o $(ASAN_STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
 
 $(ASAN_INTEG_RPC): $(B)/asan/bin/%: tests/integration/%.c $(ASAN_STATIC_LIB) $(LIB_HDRS) $(GEN)/asan/rdmatest_xdr.o $(ASAN_SUPPORT_OBJS) $(INTEG_SUPPORT_HDRS)
 	@mkdir -p $(@D)

@@ -40,6 +40,7 @@
 
 #include <rpc/rpc.h>
 
+#include "rdmatest_addr.h"
 #include "rpcrdma/rpcrdma.h"
 #include "rpcrdma/verbs.h"
 #include "xdr/header.h"
@@ -706,20 +707,6 @@ static void run_no_mw(const struct sockaddr_storage *addr)
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
-static int parse_addr(const char *text, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, text, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
-		ss->ss_family = AF_INET;
-		return 0;
-	}
-	if (inet_pton(AF_INET6, text, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
-		ss->ss_family = AF_INET6;
-		return 0;
-	}
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
 	struct sockaddr_storage addr;
@@ -727,7 +714,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc != 3 || (strcmp(argv[1], "rxe") && strcmp(argv[1], "siw")) ||
-	    parse_addr(argv[2], &addr)) {
+	    !rdmatest_parse_addr(argv[2], 0, &addr)) {
 		fprintf(stderr, "usage: mw_invalidate rxe|siw ADDR\n");
 		return 2;
 	}

@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,17 +34,7 @@ static const char *self;
 static bool crash_on_echo;
 static unsigned int failures;
 
-static void __attribute__((format(printf, 1, 2))) check_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "rpc_reconnect: FAIL: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	failures++;
-}
+#define check_fail(...) (failures += !rdmatest_check("rpc_reconnect", false, __VA_ARGS__))
 
 /* ---- server process ------------------------------------------------------------------ */
 

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "rdmatest_addr.h"
 #include "rpcrdma/verbs.h"
 
 #define NMSG          16
@@ -538,20 +539,6 @@ static uint16_t get_port(const struct sockaddr *sa)
 	return ((const struct sockaddr_in6 *)sa)->sin6_port;
 }
 
-static int parse_addr(const char *text, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, text, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
-		ss->ss_family = AF_INET;
-		return 0;
-	}
-	if (inet_pton(AF_INET6, text, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
-		ss->ss_family = AF_INET6;
-		return 0;
-	}
-	return -1;
-}
-
 static void sides_init(struct side *c, struct side *s, const char *label, bool server_r)
 {
 	*c = (struct side){
@@ -611,7 +598,7 @@ static void run_address(const char *provider, const char *text)
 	int64_t destroy_ms, dt;
 	int rc;
 
-	if (parse_addr(text, &addr))
+	if (!rdmatest_parse_addr(text, 0, &addr))
 		die(&(struct side){ .who = "main", .label = text }, "not an address: %s", text);
 	snprintf(label, sizeof(label), "%s %s", provider, addr.ss_family == AF_INET ? "IPv4" : "IPv6");
 	sides_init(&c, &s, label, addr.ss_family == AF_INET);

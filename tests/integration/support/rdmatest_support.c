@@ -3,8 +3,6 @@
  */
 #include "rdmatest_support.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -223,25 +221,6 @@ void rdmatest_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 }
 
 /* ---- setup ----------------------------------------------------------------------------------- */
-
-int rdmatest_parse_addr(const char *text, uint16_t port, struct sockaddr_storage *ss)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, text, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(port);
-		return AF_INET;
-	}
-	if (inet_pton(AF_INET6, text, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-		return AF_INET6;
-	}
-	return 0;
-}
 
 SVCXPRT *rdmatest_listen(const char *prog, const char *addr, const struct rpcrdma_options *o,
 			 void (*dispatch)(struct svc_req *, SVCXPRT *))

@@ -14,6 +14,7 @@
 #include <rpc/rpc.h>
 
 #include "rdmatest.h"
+#include "rdmatest_addr.h"
 #include "rpcrdma/rpcrdma.h"
 
 /*
@@ -42,12 +43,6 @@ bool rdmatest_xdr_of(rpcproc_t proc, xdrproc_t *xa, xdrproc_t *xr);
 
 /* Serves every rdmatest procedure as documented in rdmatest.x. */
 void rdmatest_dispatch(struct svc_req *rq, SVCXPRT *xprt);
-
-/*
- * rdmatest_parse_addr - @text (IPv4 or IPv6 literal) and @port into @ss.
- * Returns the address family, or 0 when @text is not an address.
- */
-int rdmatest_parse_addr(const char *text, uint16_t port, struct sockaddr_storage *ss);
 
 /*
  * rdmatest_listen - svc_rdma_create on @addr (port 0) with @o (may be
