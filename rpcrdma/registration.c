@@ -109,22 +109,28 @@ fail:
 	return rc;
 }
 
-/* Free every idle buffer: their registrations count against RLIMIT_MEMLOCK. */
-static void reg_purge(struct rpcrdma_reg *reg)
+/*
+ * Free every idle buffer: their registrations count against
+ * RLIMIT_MEMLOCK.  Returns whether there was any.
+ */
+static bool reg_purge(struct rpcrdma_reg *reg)
 {
 	struct rpcrdma_regbuf *b;
+	bool any;
 
 	pthread_mutex_lock(&reg->lock);
 	b = reg->idle;
 	reg->idle = NULL;
 	reg->idle_bytes = 0;
 	pthread_mutex_unlock(&reg->lock);
+	any = b != NULL;
 	while (b) {
 		struct rpcrdma_regbuf *next = b->next;
 
 		regbuf_free(b);
 		b = next;
 	}
+	return any;
 }
 
 int rpcrdma_reg_get(struct rpcrdma_reg *reg, uint32_t len, struct rpcrdma_regbuf **out)
@@ -144,10 +150,8 @@ int rpcrdma_reg_get(struct rpcrdma_reg *reg, uint32_t len, struct rpcrdma_regbuf
 		}
 	pthread_mutex_unlock(&reg->lock);
 	rc = regbuf_alloc(reg, len, out);
-	if (rc && reg->idle) {
-		reg_purge(reg);
+	if (rc && reg_purge(reg)) /* the idle buffers' memory may be what it lacked */
 		rc = regbuf_alloc(reg, len, out);
-	}
 	return rc;
 }
 
