@@ -303,22 +303,25 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 	if (rc)
 		return rc;
 	/*
-	 * The call's receive is posted again before the grant.  Its Read
-	 * sink and receive buffer are gone from here on, so results that
-	 * pointed into the call (an XDR_INLINE pointer kept from
-	 * svc_getargs) would be copied from reused memory below; decoded
-	 * arguments live in memory of their own.
+	 * Every byte of the results is copied before the call ends: results
+	 * may point into the call's receive buffer or Read sink (an
+	 * XDR_INLINE pointer kept from svc_getargs), which the end gives
+	 * back.  The header's length does not depend on the grant, which
+	 * comes after the end (the call's receive is posted again first).
 	 */
-	svc_rdma_call_end(c, cl);
-	r->out.credit = svc_rdma_grant(c, requested);
 	if (rpcrdma_header_encode(&r->out, r->buf->addr, c->send_cap, &hlen) != RPCRDMA_HDR_OK)
 		return -EIO;
 	if (r->plan.type == RDMA_MSG) {
 		if (r->plan.body_len > c->send_cap - hlen ||
 		    svc_rdma_reply_body(r, r->buf->addr + hlen))
 			return -EIO;
-		hlen += r->plan.body_len;
 	}
+	svc_rdma_call_end(c, cl);
+	r->out.credit = svc_rdma_grant(c, requested);
+	if (rpcrdma_header_encode(&r->out, r->buf->addr, c->send_cap, &hlen) != RPCRDMA_HDR_OK)
+		return -EIO;
+	if (r->plan.type == RDMA_MSG)
+		hlen += r->plan.body_len;
 	b = r->buf;
 	r->buf = NULL;
 	rc = svc_rdma_reply_post(c, r, b);
