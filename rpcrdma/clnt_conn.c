@@ -127,7 +127,7 @@ int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_c
 	struct rpcrdma_ep_params params;
 	struct clnt_rdma_conn *cn = calloc(1, sizeof(*cn));
 	const struct rpcrdma_ep_info *info;
-	int64_t left = deadline - rpcrdma_now_ms();
+	int64_t left = deadline - rpcrdma_now_ms(), end;
 	int rc;
 
 	if (!cn)
@@ -136,6 +136,7 @@ int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_c
 	rpcrdma_options_ep_params(&ct->opts, &params);
 	if (left > 0 && left < params.timeout_ms) /* none left: a zero-timeout call is still sent */
 		params.timeout_ms = (int)left;
+	end = rpcrdma_now_ms() + params.timeout_ms;
 	rc = rpcrdma_ep_connect((const struct sockaddr *)&ct->addr, &params, &cn->ep);
 	if (rc)
 		goto fail;
@@ -152,7 +153,7 @@ int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_c
 	rpcrdma_credits_client_reset(&cn->credits);
 	cn->ccp = RPCRDMA_CCP_NOT_ASKED;
 	if (ct->opts.use_ccp) {
-		rc = clnt_rdma_ccp(ct, cn);
+		rc = clnt_rdma_ccp(ct, cn, end);
 		if (rc)
 			goto fail;
 	}
@@ -191,6 +192,8 @@ uint8_t *clnt_conn_send_buf(const struct clnt_rdma_conn *cn, uint32_t slot)
 }
 
 /* ---- slots and credits --------------------------------------------------------- */
+
+static void conn_progress(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn);
 
 static void slot_release(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, uint32_t i)
 {
@@ -237,7 +240,9 @@ static struct timespec mono_deadline(int64_t deadline_ms)
 
 /*
  * Wait on credit_cv (credits or the connection changed) until @deadline.
- * ct->lock held.  Returns 0, or -ETIMEDOUT when the deadline had passed.
+ * ct->lock held.  Returns 0, or -ETIMEDOUT when the deadline has passed,
+ * before or during the wait: nothing is sent after a wait that used up
+ * the call's time.
  */
 static int conn_credit_wait(struct rpcrdma_clnt *ct, int64_t deadline)
 {
@@ -247,7 +252,7 @@ static int conn_credit_wait(struct rpcrdma_clnt *ct, int64_t deadline)
 		return -ETIMEDOUT;
 	clnt_rdma_post_wakes(ct);
 	pthread_cond_clockwait(&ct->credit_cv, &ct->lock, CLOCK_MONOTONIC, &ts);
-	return 0;
+	return rpcrdma_now_ms() >= deadline ? -ETIMEDOUT : 0;
 }
 
 /*
@@ -281,6 +286,12 @@ static int conn_current(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_r
 	return 0;
 }
 
+/* Every credit is held by a call nobody waits for, so nobody polls for their replies either. */
+static bool conn_orphaned(const struct clnt_rdma_conn *cn)
+{
+	return cn->orphans && cn->orphans >= cn->credits.outstanding;
+}
+
 int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
 {
 	struct clnt_rdma_conn *cn;
@@ -292,8 +303,13 @@ int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t 
 			return rc;
 		if (clnt_conn_take_slot(cn, c))
 			return 0;
-		/* Every credit held by a call nobody waits for: start afresh. */
-		if (cn->orphans && cn->orphans >= cn->credits.outstanding) {
+		if (conn_orphaned(cn) && !cn->polling) {
+			conn_progress(ct, cn); /* their replies may be in */
+			if (clnt_conn_take_slot(cn, c))
+				return 0;
+		}
+		if (conn_orphaned(cn)) {
+			/* the next has none: a call with no time left (batched) is still sent */
 			clnt_conn_kill(ct, cn, ETIMEDOUT, "every credit is held by a timed-out call");
 			continue;
 		}
@@ -321,8 +337,8 @@ void clnt_conn_detach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 	c->have_recv = false;
 	if (!cn->dead && (s->reply_pending || s->send_pending)) {
 		s->call = NULL;
-		if (s->reply_pending)
-			cn->orphans++;
+		cn->orphans++;
+		pthread_cond_broadcast(&ct->credit_cv); /* a credit waiter may reset the connection now */
 	} else {
 		slot_release(ct, cn, c->slot);
 	}
@@ -371,8 +387,10 @@ static struct clnt_rdma_slot *conn_slot_by_index(struct clnt_rdma_conn *cn, uint
 static void conn_orphan_check(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
 			      struct clnt_rdma_slot *s)
 {
-	if (!s->call && !s->reply_pending && !s->send_pending)
+	if (!s->call && !s->reply_pending && !s->send_pending) {
+		cn->orphans--;
 		slot_release(ct, cn, (uint32_t)(s - cn->slots));
+	}
 }
 
 /* A reply: the credit grant is applied at once, the rest is the caller's. */
@@ -392,7 +410,6 @@ static void conn_take_reply(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
 	pthread_cond_broadcast(&ct->credit_cv);
 	s->reply_pending = false;
 	if (!s->call) {
-		cn->orphans--;
 		conn_repost(ct, cn, (uint32_t)wc->wr_id);
 		conn_orphan_check(ct, cn, s);
 		return;

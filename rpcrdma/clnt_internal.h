@@ -51,7 +51,7 @@ struct clnt_rdma_conn {
 	uint32_t send_size;          /* each slot's send buffer */
 	struct clnt_rdma_slot *slots;
 	uint32_t nslots;
-	uint32_t orphans;            /* slots whose caller gave up before the reply */
+	uint32_t orphans;            /* busy slots whose caller gave up (call NULL) */
 	struct rpcrdma_credits_client credits;
 	uint32_t inline_send;        /* in force: private data, then CCP */
 	uint32_t inline_recv;
@@ -152,21 +152,24 @@ void clnt_rdma_post_wakes(struct rpcrdma_clnt *ct);
 
 /*
  * clnt_conn_open - connect to ct->addr and build a connection with
- * credits at 1, running CCP on it first when the options ask for it;
- * the connect gives up at @deadline (ms, rpcrdma_now_ms) if that is
- * still ahead and comes before the connect timeout (CCP has the connect
- * timeout: cut short, it would settle the inline sizes on a guess).
- * Called without ct->lock.  Returns 0 or -errno.
+ * credits at 1, running CCP on it first when the options ask for it.
+ * Connect and CCP together give up at @deadline (ms, rpcrdma_now_ms) if
+ * that is still ahead and comes before the connect timeout, else at the
+ * connect timeout (a zero-timeout call is still sent).  Called without
+ * ct->lock.  Returns 0 or -errno (-ETIMEDOUT: no connection, or no CCP
+ * answer, in that time).
  */
 int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_conn **out);
 
 /*
  * clnt_rdma_ccp - the CCP exchange on the new, unpublished connection
- * @cn (clnt_rdma.c).  Called without ct->lock.  Sets cn->ccp and the
- * inline sizes in force; fails only when the connection broke
- * (returns -errno).
+ * @cn (clnt_rdma.c), answered by @deadline.  Called without ct->lock.
+ * Sets cn->ccp and the inline sizes in force.  Returns 0, -ECONNRESET
+ * when the connection broke, or -ETIMEDOUT when no answer came: the
+ * call's orphaned slot holds the connection's only credit, so the
+ * connection is of no use.
  */
-int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn);
+int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t deadline);
 
 /*
  * clnt_conn_take_slot - a credit and a slot on @cn for @c, and a

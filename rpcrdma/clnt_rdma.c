@@ -521,8 +521,8 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 	if (st != RPC_SUCCESS) {
 		if (c->err.re_errno == ENOTCONN)
 			c->conn_lost = true;
-		clnt_rdma_end_access(ct, c);
-		return st;
+		end = clnt_rdma_end_access(ct, c);
+		return end != RPC_SUCCESS ? end : st; /* as c->err says */
 	}
 	rc = clnt_conn_wait(ct, c, try_end, clnt_call_replied);
 	if (rc == CLNT_CONN_DEADLINE && try_end < deadline) {
@@ -711,18 +711,17 @@ static void clnt_rdma_ccp_apply(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *
 	cn->ccp_pending = false;
 }
 
-int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
+int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t deadline)
 {
 	const struct rpcrdma_ep_info *info = rpcrdma_ep_info(cn->ep);
 	struct rpcrdma_ccp_local local = { .send_size = ct->opts.inline_send,
 					   .recv_size = ct->opts.inline_recv };
 	struct rpcrdma_config_req req = rpcrdma_ccp_client_request(&local, &info->rd);
 	struct rpcrdma_config_reply rep = { 0 };
-	int64_t deadline = rpcrdma_now_ms() + ct->opts.connect_timeout_ms;
 	AUTH *none = authnone_create();
 	struct clnt_rdma_call *c;
 	enum clnt_stat st;
-	bool lost;
+	bool lost, unanswered;
 
 	rpcrdma_ccp_client_init(&cn->ccp_state);
 	cn->ccp_pending = true;
@@ -744,12 +743,13 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 		st = clnt_rdma_exchange(ct, none, c, (xdrproc_t)xdr_rpcrdma_config_reply, &rep,
 					deadline);
 	lost = c->conn_lost || cn->dead;
+	unanswered = st == RPC_TIMEDOUT;
 	clnt_rdma_release(ct, c);
-	if (!lost)
+	if (!lost && !unanswered)
 		clnt_rdma_ccp_apply(ct, cn, st, &rep);
 	clnt_rdma_unlock(ct);
 	clnt_rdma_call_free(c);
-	return lost ? -ECONNRESET : 0;
+	return lost ? -ECONNRESET : unanswered ? -ETIMEDOUT : 0;
 }
 
 /* ---- clnt_ops ------------------------------------------------------------------------------ */

@@ -2,13 +2,17 @@
  * The Connection Configuration Protocol (RFC 5666 section 6) from the
  * client's side: off (not asked), on against our server (which serves
  * program 100417 on every connection: CCP used, its values in force),
- * and on against the Linux kernel NFS server, which does not offer it
- * (fallback to the private-data values, and NFS calls still work).
+ * on against the Linux kernel NFS server, which does not offer it
+ * (fallback to the private-data values, and NFS calls still work), and
+ * on against a peer that accepts the connection and never answers: no
+ * CLIENT, ETIMEDOUT at the connect timeout (a CLIENT there would have
+ * its one credit held by the unanswered CCP call for good).
  * Usage: rpc_ccp ADDR [NFS_ADDR]   (NFS_ADDR: knfsd's RDMA port 20049)
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +20,8 @@
 #include <sys/resource.h>
 
 #include "rdmatest_support.h"
+#include "rpcrdma/options.h"
+#include "rpcrdma/verbs.h"
 
 #define NFS_PROGRAM 100003
 #define NFS_V3      3
@@ -24,17 +30,7 @@
 static unsigned int failures;
 static const struct timeval call_tv = { 20, 0 };
 
-static void __attribute__((format(printf, 1, 2))) check_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "rpc_ccp: FAIL: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	failures++;
-}
+#define check_fail(...) (failures += !rdmatest_check("rpc_ccp", false, __VA_ARGS__))
 
 static const char *ccp_str(enum rpcrdma_ccp_outcome o)
 {
@@ -134,6 +130,90 @@ static void check_knfsd(const char *addr)
 	clnt_destroy(cl);
 }
 
+/* ---- a peer that accepts and never answers ------------------------------------------- */
+
+#define SILENT_MAX_EPS 4
+#define SILENT_CONNECT_MS 2000
+
+struct silent_peer {
+	struct rpcrdma_listener *l;
+	struct rpcrdma_ep *eps[SILENT_MAX_EPS];
+	unsigned int neps;
+	volatile bool stop;
+};
+
+/* Accept connections and keep them; nothing is ever polled or sent. */
+static void *silent_main(void *arg)
+{
+	struct silent_peer *sp = arg;
+	struct pollfd pfd = { .fd = rpcrdma_listener_fd(sp->l), .events = POLLIN };
+	struct rpcrdma_ep *ep;
+
+	while (!sp->stop) {
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		while (rpcrdma_listener_accept(sp->l, &ep) == 0) {
+			if (sp->neps < SILENT_MAX_EPS)
+				sp->eps[sp->neps++] = ep;
+			else
+				rpcrdma_ep_destroy(ep);
+		}
+	}
+	return NULL;
+}
+
+static void check_silent_peer(const char *addr)
+{
+	struct rpcrdma_options o;
+	struct rpcrdma_ep_params params;
+	struct silent_peer sp = { 0 };
+	struct sockaddr_storage ss;
+	pthread_t th;
+	double t0, dt;
+	uint16_t port;
+	CLIENT *cl;
+	int rc;
+
+	rpcrdma_options_init(&o);
+	rpcrdma_options_ep_params(&o, &params);
+	rdmatest_parse_addr(addr, 0, &ss);
+	rc = rpcrdma_listener_create((struct sockaddr *)&ss, &params, 4, &sp.l);
+	if (rc || pthread_create(&th, NULL, silent_main, &sp)) {
+		check_fail("silent peer: no listener (%s)", strerror(rc ? -rc : EAGAIN));
+		rpcrdma_listener_destroy(sp.l);
+		return;
+	}
+	/* sin_port and sin6_port are at the same place */
+	port = ntohs(((const struct sockaddr_in *)rpcrdma_listener_addr(sp.l))->sin_port);
+	rdmatest_parse_addr(addr, port, &ss);
+	o.use_ccp = true;
+	o.connect_timeout_ms = SILENT_CONNECT_MS;
+	t0 = rdmatest_now();
+	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, RDMATEST_PROG, RDMATEST_V1, &o);
+	dt = rdmatest_now() - t0;
+	if (cl) {
+		check_fail("silent peer: a CLIENT although CCP was never answered (not calling it: "
+			   "its one credit is the unanswered call's)");
+		clnt_destroy(cl);
+	} else if (rpc_createerr.cf_stat != RPC_SYSTEMERROR ||
+		   rpc_createerr.cf_error.re_errno != ETIMEDOUT) {
+		check_fail("silent peer: %s, expected ETIMEDOUT", clnt_spcreateerror(addr));
+	} else if (dt < SILENT_CONNECT_MS / 1000.0 - 0.05 || dt > SILENT_CONNECT_MS / 1000.0 + 3) {
+		check_fail("silent peer: gave up after %.2f s, the connect timeout is %.1f s", dt,
+			   SILENT_CONNECT_MS / 1000.0);
+	} else {
+		printf("rpc_ccp: %s: silent peer: %s after %.2f s (connect timeout %.1f s)\n", addr,
+		       strerror(ETIMEDOUT), dt, SILENT_CONNECT_MS / 1000.0);
+	}
+	sp.stop = true;
+	pthread_join(th, NULL);
+	if (!sp.neps)
+		check_fail("silent peer: the connection was never accepted");
+	for (unsigned int i = 0; i < sp.neps; i++)
+		rpcrdma_ep_destroy(sp.eps[i]);
+	rpcrdma_listener_destroy(sp.l);
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_storage ss;
@@ -151,6 +231,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	check_our_server(argv[1], x->xp_port);
+	check_silent_peer(argv[1]);
 	if (argc == 3)
 		check_knfsd(argv[2]);
 	printf("rpc_ccp: %s\n", failures ? "FAILED" : "all passed");

@@ -21,12 +21,14 @@
  *      connection; a reply withheld every time still ends in
  *      RPC_TIMEDOUT at the call's timeout, after a reset per retry
  *      timeout.  Checks 1-4 run with a 0.3 s retry timeout set but no
- *      reconnect_resend, which must leave them as they were.
+ *      reconnect_resend, which must leave them as they were;
+ *   6. with one credit, a call waiting for it while the call that holds
+ *      it times out is woken then (not at its own timeout), replaces the
+ *      connection and succeeds.
  * Prints figure: lines with the grant, the timeout's precision and the
  * connections made.
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,17 +43,7 @@
 
 static unsigned int failures;
 
-static void __attribute__((format(printf, 1, 2))) check_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf(PROG ": FAIL: ");
-	vprintf(fmt, ap);
-	putchar('\n');
-	va_end(ap);
-	failures++;
-}
+#define check_fail(...) (failures += !rdmatest_check(PROG, false, __VA_ARGS__))
 
 /* ---- server ------------------------------------------------------------------------- */
 
@@ -190,7 +182,7 @@ static double expect_timeout(CLIENT *cl, const char *text, int seconds)
 	return dt;
 }
 
-static CLIENT *client(const char *addr, unsigned int port, bool resend)
+static CLIENT *client(const char *addr, unsigned int port, bool resend, uint32_t credits)
 {
 	struct rpcrdma_options o;
 	struct sockaddr_storage ss;
@@ -198,7 +190,7 @@ static CLIENT *client(const char *addr, unsigned int port, bool resend)
 
 	rpcrdma_options_init(&o);
 	o.ulb = &rdmatest_ulb;
-	o.credits = CLIENT_CREDITS;
+	o.credits = credits;
 	o.reconnect_resend = resend;
 	rdmatest_parse_addr(addr, (uint16_t)port, &ss);
 	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, RDMATEST_PROG, RDMATEST_V1, &o);
@@ -233,7 +225,7 @@ static void run(const char *addr, unsigned int port)
 	struct rpcrdma_conn_info before = RPCRDMA_CONN_INFO_INIT, after = RPCRDMA_CONN_INFO_INIT;
 	unsigned int grant;
 	double dt;
-	CLIENT *cl = client(addr, port, false);
+	CLIENT *cl = client(addr, port, false, CLIENT_CREDITS);
 
 	if (!cl)
 		return;
@@ -286,7 +278,7 @@ static void run(const char *addr, unsigned int port)
 /* 5: resending after the retry timeout */
 static void run_retry(const char *addr, unsigned int port)
 {
-	CLIENT *cl = client(addr, port, true);
+	CLIENT *cl = client(addr, port, true, CLIENT_CREDITS);
 	unsigned int connects;
 	char once[64];
 	double t0, dt;
@@ -327,6 +319,50 @@ static void run_retry(const char *addr, unsigned int port)
 	clnt_destroy(cl);
 }
 
+/* 6: a credit waiter and the timeout of the call holding the credit */
+
+static void *drop_main(void *arg)
+{
+	expect_timeout(arg, "drop", 2);
+	return NULL;
+}
+
+static void run_credit_wait(const char *addr, unsigned int port)
+{
+	CLIENT *cl = client(addr, port, false, 1);
+	enum clnt_stat st;
+	pthread_t th;
+	double t0, dt;
+
+	if (!cl)
+		return;
+	if (echo(cl, "hello", 10) != RPC_SUCCESS || info_of(cl).credits != 1) {
+		check_fail("%s: no CLIENT with one credit to test", addr);
+		clnt_destroy(cl);
+		return;
+	}
+	t0 = rdmatest_now();
+	if (pthread_create(&th, NULL, drop_main, cl)) {
+		check_fail("pthread_create failed");
+		clnt_destroy(cl);
+		return;
+	}
+	usleep(300000); /* the withheld call has the credit */
+	st = echo(cl, "after-the-credit", 8);
+	dt = rdmatest_now() - t0;
+	pthread_join(th, NULL);
+	if (st != RPC_SUCCESS || dt > 5)
+		check_fail("%s: a call waiting for the credit of a call that timed out after 2 s: "
+			   "%s after %.2f s, expected success soon after 2 s", addr, clnt_sperrno(st),
+			   dt);
+	else if (info_of(cl).connects != 2)
+		check_fail("%s: connects %u, expected 2: the timed-out call's credit is lost with "
+			   "its connection", addr, info_of(cl).connects);
+	printf("figure: " PROG ": %s: one credit held by a call that timed out after 2 s: the "
+	       "call waiting for it ended after %.2f s (%s)\n", addr, dt, clnt_sperrno(st));
+	clnt_destroy(cl);
+}
+
 int main(int argc, char **argv)
 {
 	SVCXPRT *x[4];
@@ -348,6 +384,7 @@ int main(int argc, char **argv)
 		printf(PROG ": %s port %u\n", argv[i + 1], (unsigned int)x[i]->xp_port);
 		run(argv[i + 1], x[i]->xp_port);
 		run_retry(argv[i + 1], x[i]->xp_port);
+		run_credit_wait(argv[i + 1], x[i]->xp_port);
 	}
 	printf(PROG ": %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
