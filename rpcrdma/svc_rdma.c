@@ -34,6 +34,17 @@
  * every Write its chunks allow and the Send (a call offering more
  * segments than the queue holds is answered ERR_CHUNK).  Otherwise the
  * connection waits, idle, for completions.
+ *
+ * Nor does accepting wait: a connection is registered as soon as it is
+ * accepted, and its ESTABLISHED event comes later on its own rdma_cm
+ * channel (it is served meanwhile: on IB/RoCE a call may come first).
+ * Until then it is half-open, on its listener's list: a listener keeps
+ * at most SVC_HALF_OPEN_MAX, and a new one displaces its oldest; one not
+ * ESTABLISHED within connect_timeout_ms is destroyed when the listener
+ * or any of its connections next has an event (svc_run() has no timer).  So a
+ * peer that never completes its handshakes holds a bounded number of
+ * connections for a bounded time, and neither the server thread nor
+ * other clients' connects.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -50,6 +61,13 @@
 #include "rpcrdma/svc_rdma_internal.h"
 #include "xdr/ccp.h"
 
+/*
+ * The rdma_cm backlog of a listener (connect requests not yet taken),
+ * and the most connections it keeps accepted but not yet ESTABLISHED.
+ */
+#define SVC_LISTEN_BACKLOG 16
+#define SVC_HALF_OPEN_MAX  SVC_LISTEN_BACKLOG
+
 struct svc_rdma_listener {
 	SVCXPRT xprt;
 	SVCXPRT_EXT ext;
@@ -58,6 +76,18 @@ struct svc_rdma_listener {
 	struct svc_rdma_ulbs ulbs;
 	struct sockaddr_storage laddr;
 	char netid[8];
+	struct svc_rdma_half_open *half_open;
+};
+
+/*
+ * A listener's half-open connections, oldest first.  The listener and
+ * each connection it accepted hold a reference, so the list outlives
+ * whichever goes first.  Used, like every SVCXPRT of ours, by the one
+ * thread that serves them.
+ */
+struct svc_rdma_half_open {
+	struct svc_rdma_conn *head, *tail;
+	unsigned int count, refs;
 };
 
 static const struct xp_ops svc_rdma_conn_ops;
@@ -136,6 +166,119 @@ static void svc_rdma_ccp(struct svc_rdma_conn *c, const struct rpc_msg *call)
 	svc_rdma_reply_auth(c, &r, NULL);
 }
 
+/* ---- half-open connections ----------------------------------------------------------- */
+
+static struct svc_rdma_half_open *svc_rdma_half_open_get(struct svc_rdma_half_open *h)
+{
+	h->refs++;
+	return h;
+}
+
+static void svc_rdma_half_open_put(struct svc_rdma_half_open *h)
+{
+	if (h && --h->refs == 0)
+		free(h);
+}
+
+static void svc_rdma_half_open_add(struct svc_rdma_conn *c)
+{
+	struct svc_rdma_half_open *h = c->half_open_list;
+
+	c->half_open = true;
+	c->open_deadline = rpcrdma_now_ms() + c->opts.connect_timeout_ms;
+	c->ho_prev = h->tail;
+	c->ho_next = NULL;
+	if (h->tail)
+		h->tail->ho_next = c;
+	else
+		h->head = c;
+	h->tail = c;
+	h->count++;
+}
+
+/* Take @c off the list (ESTABLISHED, or going); again is harmless. */
+static void svc_rdma_half_open_remove(struct svc_rdma_conn *c)
+{
+	struct svc_rdma_half_open *h = c->half_open_list;
+
+	if (!c->half_open)
+		return;
+	if (c->ho_prev)
+		c->ho_prev->ho_next = c->ho_next;
+	else
+		h->head = c->ho_next;
+	if (c->ho_next)
+		c->ho_next->ho_prev = c->ho_prev;
+	else
+		h->tail = c->ho_prev;
+	h->count--;
+	c->half_open = false;
+	c->ho_prev = c->ho_next = NULL;
+}
+
+/*
+ * Give up half-open @c.  @self is the connection whose xp_recv runs (or
+ * NULL): it is only killed, and svc_run() destroys it when its xp_recv
+ * returns (XPRT_DIED); any other is destroyed now, since its cm events
+ * may have been read here and its fd may never wake svc_run() again.
+ */
+static void svc_rdma_half_open_end(struct svc_rdma_conn *c, struct svc_rdma_conn *self,
+				   const char *why, int err)
+{
+	svc_rdma_half_open_remove(c);
+	svc_rdma_conn_kill(c, why, err);
+	if (c != self)
+		SVC_DESTROY(&c->xprt);
+}
+
+/*
+ * Look at the half-open connections: destroy those past their deadline
+ * and those whose handshake failed, and drop from the list those now
+ * ESTABLISHED.  A connection's cm events are read first (a system
+ * call), so an ESTABLISHED waiting there is not taken for a peer that
+ * never completed: of every listed one with @all, otherwise only of
+ * those past their deadline (the others' events wake svc_run() for
+ * their own xp_recv).  One clock read when the list is not empty.
+ */
+static void svc_rdma_half_open_sweep(struct svc_rdma_half_open *h, struct svc_rdma_conn *self,
+				     bool all)
+{
+	struct svc_rdma_conn *c, *next;
+	int64_t now;
+
+	if (!h || !h->head)
+		return;
+	now = rpcrdma_now_ms();
+	for (c = h->head; c; c = next) {
+		bool late = now >= c->open_deadline;
+		int rc;
+
+		next = c->ho_next;
+		if ((all || late) && !c->dead) {
+			rc = rpcrdma_ep_wait(c->ep, 0);
+			if (rc < 0)
+				svc_rdma_conn_kill(c, rpcrdma_ep_wait_failure(rc), -rc);
+		}
+		if (c->dead)
+			svc_rdma_half_open_end(c, self, "", 0); /* said why when it died */
+		else if (rpcrdma_ep_established(c->ep))
+			svc_rdma_half_open_remove(c);
+		else if (late)
+			svc_rdma_half_open_end(c, self, "not established within the connect timeout",
+					       ETIMEDOUT);
+	}
+}
+
+/* One half-open connection too many: the oldest still not ESTABLISHED goes. */
+static void svc_rdma_half_open_displace(struct svc_rdma_half_open *h)
+{
+	svc_rdma_half_open_sweep(h, NULL, true);
+	if (h->count > SVC_HALF_OPEN_MAX)
+		svc_rdma_half_open_end(h->head, NULL,
+				       "not established yet, the oldest of too many: a new one displaced it",
+				       0);
+}
+
 /* ---- connection xp_ops --------------------------------------------------------------- */
 
 void svc_rdma_conn_kill(struct svc_rdma_conn *c, const char *why, int err)
@@ -154,6 +297,8 @@ static bool_t svc_rdma_idle(struct svc_rdma_conn *c, bool blocked)
 	rc = c->dead ? 0 : rpcrdma_ep_wait(c->ep, 0);
 	if (rc < 0)
 		svc_rdma_conn_kill(c, rpcrdma_ep_wait_failure(rc), -rc);
+	else if (c->half_open && rpcrdma_ep_established(c->ep))
+		svc_rdma_half_open_remove(c);
 	return FALSE;
 }
 
@@ -202,6 +347,7 @@ static bool_t svc_rdma_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 	c->blocked = false;
 	if (c->in_call)
 		svc_rdma_oldest_done(c); /* dispatched, left without a reply */
+	svc_rdma_half_open_sweep(c->half_open_list, c, false);
 	while (!c->dead) {
 		int rc;
 
@@ -272,6 +418,10 @@ static void svc_rdma_conn_free(struct svc_rdma_conn *c)
 {
 	if (!c)
 		return;
+	if (c->half_open_list) {
+		svc_rdma_half_open_remove(c);
+		svc_rdma_half_open_put(c->half_open_list);
+	}
 	rpcrdma_ep_stop(c->ep); /* no Read, Write or Send touches our buffers after this */
 	for (uint32_t i = 0; c->calls && i < SVC_CALLS_MAX; i++)
 		svc_rdma_call_release(c, &c->calls[i]);
@@ -426,7 +576,12 @@ static bool_t svc_rdma_accept(SVCXPRT *xprt, struct rpc_msg *msg)
 			continue;
 		}
 		xprt_register(&c->xprt);
+		c->half_open_list = svc_rdma_half_open_get(ls->half_open);
+		svc_rdma_half_open_add(c);
+		if (ls->half_open->count > SVC_HALF_OPEN_MAX)
+			svc_rdma_half_open_displace(ls->half_open);
 	}
+	svc_rdma_half_open_sweep(ls->half_open, NULL, false);
 	return FALSE;
 }
 
@@ -455,6 +610,8 @@ static void svc_rdma_listener_free(struct svc_rdma_listener *ls)
 {
 	if (!ls)
 		return;
+	/* its half-open connections stay listed, swept at their own events */
+	svc_rdma_half_open_put(ls->half_open);
 	rpcrdma_listener_destroy(ls->l);
 	free(ls);
 }
@@ -495,11 +652,15 @@ SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_optio
 	ls = calloc(1, sizeof(*ls));
 	if (!ls)
 		return svc_rdma_create_fail(NULL, ENOMEM);
+	ls->half_open = calloc(1, sizeof(*ls->half_open));
+	if (!ls->half_open)
+		return svc_rdma_create_fail(ls, ENOMEM);
+	ls->half_open->refs = 1;
 	rc = rpcrdma_options_load(&ls->opts, o);
 	if (rc)
 		return svc_rdma_create_fail(ls, -rc);
 	rpcrdma_options_ep_params(&ls->opts, &params);
-	rc = rpcrdma_listener_create(addr, &params, 16, &ls->l);
+	rc = rpcrdma_listener_create(addr, &params, SVC_LISTEN_BACKLOG, &ls->l);
 	if (rc)
 		return svc_rdma_create_fail(ls, -rc);
 	bound = rpcrdma_listener_addr(ls->l);

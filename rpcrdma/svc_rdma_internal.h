@@ -68,6 +68,8 @@ struct svc_rdma_reply {
 	uint8_t *wdata[RPCRDMA_MAX_WRITE_CHUNKS + 1]; /* each chunk's bytes; the last: reply chunk */
 };
 
+struct svc_rdma_half_open;
+
 struct svc_rdma_conn {
 	SVCXPRT xprt;
 	SVCXPRT_EXT ext;
@@ -95,6 +97,11 @@ struct svc_rdma_conn {
 	uint64_t rd_bytes;         /* the calls' Read sinks */
 	bool in_call;              /* the oldest call is dispatched */
 	struct svc_rdma_reply *reply; /* the reply being built */
+	/* accepted, ESTABLISHED not yet seen: on its listener's half-open list */
+	bool half_open;
+	struct svc_rdma_half_open *half_open_list; /* the listener's (a reference) */
+	int64_t open_deadline;         /* rpcrdma_now_ms() by which it must be ESTABLISHED */
+	struct svc_rdma_conn *ho_prev, *ho_next; /* the list, oldest first */
 };
 
 static inline struct svc_rdma_conn *conn_of(SVCXPRT *xprt)

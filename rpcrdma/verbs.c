@@ -4,7 +4,9 @@
  * listener), the PD, one CQ on a completion channel, the RC QP, and one
  * registered allocation of receive buffers posted before connect or
  * accept.  Connection setup carries our RFC 8797 private data and the
- * IRD/ORD of cm-private/mpa.c.  Send-queue work requests get an internal
+ * IRD/ORD of cm-private/mpa.c.  The active side waits for ESTABLISHED;
+ * the passive side accepts and returns, and learns of ESTABLISHED (or
+ * of the handshake's failure) from its channel later.  Send-queue work requests get an internal
  * wr_id (a slot after the receive indexes) so a flushed completion,
  * whose opcode is undefined, still reports its kind and caller wr_id.
  */
@@ -780,10 +782,10 @@ static int ep_connect_once(const struct sockaddr *dst, const struct rpcrdma_ep_p
 }
 
 /*
- * rdma_cm picks the local port at random; on iWARP it is a TCP port, and
- * one still in TIME_WAIT from an earlier connection fails the connect with
- * EADDRINUSE (seen after thousands of quick connections on siw).  A new
- * cm id picks another port.
+ * rdma_cm picks the local port at random from its own port space; on
+ * iWARP it is also a TCP port, and siw's bind of it fails the connect with
+ * EADDRINUSE when an ordinary TCP socket holds it (a listener, a
+ * connection, one in TIME_WAIT).  A new cm id picks another port.
  */
 #define EP_CONNECT_PORT_TRIES 4
 
@@ -878,6 +880,15 @@ static void ep_take_request(struct rpcrdma_ep *ep, const struct rdma_conn_param 
 	ep->info.rd = choice.local;
 }
 
+/*
+ * Accept without waiting for ESTABLISHED: a peer that never completes
+ * the handshake (on IB/RoCE, one whose librdmacm never sends the RTU)
+ * would otherwise hold the caller for the whole connect timeout.  The
+ * event comes later on the endpoint's own channel (ep_established()
+ * marks it connected); a failure before it marks it disconnected.  On
+ * IB/RoCE rdma_accept() has moved the QP to RTS, so a Send of the peer
+ * may arrive first: the receives are posted already.
+ */
 static int ep_accept(struct rpcrdma_ep *ep, const struct rdma_conn_param *request)
 {
 	struct rdma_conn_param param = {
@@ -886,7 +897,6 @@ static int ep_accept(struct rpcrdma_ep *ep, const struct rdma_conn_param *reques
 		.retry_count = 6,
 		.rnr_retry_count = 7,
 	};
-	int64_t deadline = rpcrdma_now_ms() + ep->params.timeout_ms;
 	int rc;
 
 	rc = ep_cm_options_set(ep);
@@ -900,7 +910,8 @@ static int ep_accept(struct rpcrdma_ep *ep, const struct rdma_conn_param *reques
 	if (rdma_accept(ep->id, &param))
 		return neg_errno(ECONNREFUSED);
 	ep->accepted = true;
-	return ep_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, deadline);
+	ep_qp_attrs_get(ep);
+	return 0;
 }
 
 /*
@@ -1298,4 +1309,9 @@ uint32_t rpcrdma_ep_send_free(const struct rpcrdma_ep *ep)
 bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep)
 {
 	return ep->disconnected;
+}
+
+bool rpcrdma_ep_established(const struct rpcrdma_ep *ep)
+{
+	return ep->connected;
 }

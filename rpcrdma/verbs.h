@@ -101,9 +101,13 @@ const struct sockaddr *rpcrdma_listener_addr(const struct rpcrdma_listener *l);
 /*
  * rpcrdma_listener_accept - take one pending connection request, create
  * its resources, post receives, accept with our private data and the
- * IRD/ORD policy's choice, wait for ESTABLISHED.  Returns -EAGAIN when
- * no request is pending, 0 with *@out set, or -errno (the request is
- * rejected and the listener keeps serving).
+ * IRD/ORD policy's choice, and return without waiting for the peer:
+ * the endpoint's own rdma_cm channel delivers ESTABLISHED later
+ * (rpcrdma_ep_established()), or an error or disconnect that marks it
+ * disconnected.  Until then the connection may already carry messages
+ * (IB/RoCE: the QP is ready to send once accepted).  Returns -EAGAIN
+ * when no request is pending, 0 with *@out set, or -errno (the request
+ * is rejected and the listener keeps serving).
  */
 int rpcrdma_listener_accept(struct rpcrdma_listener *l, struct rpcrdma_ep **out);
 void rpcrdma_listener_destroy(struct rpcrdma_listener *l);
@@ -198,6 +202,12 @@ int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms);
 const char *rpcrdma_ep_wait_failure(int rc);
 /* True once a DISCONNECTED, DEVICE_REMOVAL or error cm event was seen. */
 bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep);
+/*
+ * True once the ESTABLISHED cm event was seen: always for an endpoint
+ * rpcrdma_ep_connect() returned; for an accepted one after its events
+ * were handled (rpcrdma_ep_wait()).
+ */
+bool rpcrdma_ep_established(const struct rpcrdma_ep *ep);
 
 /* Send-queue work requests outstanding at once (params.send_depth). */
 uint32_t rpcrdma_ep_send_depth(const struct rpcrdma_ep *ep);

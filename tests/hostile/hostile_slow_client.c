@@ -33,7 +33,6 @@
 #include "raw_peer.h"
 
 #define RDMATEST_PROG 0x20000199u
-#define RDMA_MSG      0u
 #define PROMPT_MS     5000 /* a probe answered later than this means the server waited */
 #define CONNECT_MS    5000
 #define MAX_PEERS     4
@@ -83,31 +82,6 @@ static struct raw_peer *open_peer(struct ctx *t, bool hold_recvs)
 	return p;
 }
 
-static bool send_null(struct raw_peer *p, uint32_t xid)
-{
-	uint8_t m[128];
-	struct raw_xdr x;
-
-	raw_xdr_init(&x, m, sizeof(m));
-	raw_xdr_rdma_msg_plain(&x, xid, 32, RDMA_MSG);
-	raw_xdr_rpc_call(&x, xid, RDMATEST_PROG, 1, 0);
-	return raw_peer_send(p, m, (uint32_t)x.len, false, 0) != 0;
-}
-
-/* A NULL reply for @xid: the transport header, then an accepted RPC reply with SUCCESS. */
-static bool null_reply_ok(const uint8_t *m, uint32_t len, uint32_t xid)
-{
-	struct raw_rd r;
-	uint32_t w[13];
-
-	raw_rd_init(&r, m, len);
-	for (int i = 0; i < 13; i++)
-		w[i] = raw_rd_u32(&r);
-	/* xid vers credits type, three empty lists, rpc xid, REPLY, ACCEPTED, AUTH_NONE 0, SUCCESS */
-	return !r.short_read && w[0] == xid && w[1] == 1 && w[2] > 0 && w[3] == RDMA_MSG &&
-	       !w[4] && !w[5] && !w[6] && w[7] == xid && w[8] == 1 && w[9] == 0 && w[12] == 0;
-}
-
 /* A fresh connection's NULL call, answered within PROMPT_MS; then the checker. */
 static void probe_others(struct ctx *t, const char *what)
 {
@@ -121,9 +95,9 @@ static void probe_others(struct ctx *t, const char *what)
 	if (!p)
 		return;
 	t->probes++;
-	if (!send_null(p, xid) ||
+	if (!raw_peer_send_null(p, xid, RDMATEST_PROG, 32) ||
 	    raw_peer_recv(p, PROMPT_MS, m, sizeof(m), &len, &st) != RAW_WAIT_COMPLETION ||
-	    st != IBV_WC_SUCCESS || !null_reply_ok(m, len, xid))
+	    st != IBV_WC_SUCCESS || !raw_null_reply_ok(m, len, xid))
 		fail(t, "%s: another client's NULL call got no correct reply within %d ms", what,
 		     PROMPT_MS);
 	dt = now_ms() - t0;
@@ -159,7 +133,7 @@ static void drain_stalled(struct ctx *t, const char *what, struct raw_peer *p, u
 			break;
 		uint32_t xid = (uint32_t)m[0] << 24 | (uint32_t)m[1] << 16 | (uint32_t)m[2] << 8 | m[3];
 
-		if (xid - first >= n || !null_reply_ok(m, len, xid)) {
+		if (xid - first >= n || !raw_null_reply_ok(m, len, xid)) {
 			fail(t, "%s: a wrong reply (xid %#x) once receives were posted", what, xid);
 			return;
 		}
@@ -186,7 +160,7 @@ static void run_stalled(struct ctx *t, const char *what, unsigned npeers, uint32
 		first[i] = t->next_xid;
 		t->next_xid += calls;
 		for (uint32_t c = 0; c < calls; c++)
-			if (!send_null(p[i], first[i] + c))
+			if (!raw_peer_send_null(p[i], first[i] + c, RDMATEST_PROG, 32))
 				fail(t, "%s: cannot post call %u", what, c);
 	}
 	probe_others(t, what);

@@ -78,11 +78,13 @@ static void config_fill(struct raw_peer_config *out, const struct raw_peer_confi
 
 /* What the last local failure of a connect in this thread was: step and errno. */
 static __thread char local_why[160];
+static __thread int local_errno;
 
 static enum raw_connect_result local_fail(const char *step)
 {
 	int e = errno;
 
+	local_errno = e;
 	snprintf(local_why, sizeof(local_why), "local error: %s: %s (errno %d)", step,
 		 e ? strerror(e) : "no errno set", e);
 	return RAW_CONNECT_LOCAL_ERROR;
@@ -178,7 +180,7 @@ bool raw_peer_poll_cm(struct raw_peer *p)
 {
 	struct cm_ev ev;
 
-	while (!p->disconnected && cm_next(p->ec, 0, &ev) == 0) {
+	while (!p->disconnected && !p->cm_unread && cm_next(p->ec, 0, &ev) == 0) {
 		if (ev.type == RDMA_CM_EVENT_DISCONNECTED || ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL ||
 		    ev.type == RDMA_CM_EVENT_TIMEWAIT_EXIT) {
 			p->disconnected = true;
@@ -333,10 +335,10 @@ static enum raw_connect_result wait_cm(struct raw_peer *p, enum rdma_cm_event_ty
 	return ev->type == RDMA_CM_EVENT_REJECTED ? RAW_CONNECT_REJECTED : RAW_CONNECT_UNREACHABLE;
 }
 
-static enum raw_connect_result connect_steps(struct raw_peer *p, const char *addr, uint16_t port,
-					     const struct raw_connect_params *cp, int timeout_ms)
+/* Resolve, build the QP and buffers, rdma_connect(); no event read after that. */
+static enum raw_connect_result connect_begin(struct raw_peer *p, const char *addr, uint16_t port,
+					     const struct raw_connect_params *cp, long long deadline)
 {
-	long long deadline = now_ms() + timeout_ms;
 	struct sockaddr_storage ss;
 	struct rdma_conn_param param = { 0 };
 	enum raw_connect_result r;
@@ -372,6 +374,15 @@ static enum raw_connect_result connect_steps(struct raw_peer *p, const char *add
 	}
 	if (rdma_connect(p->id, &param))
 		return local_fail("rdma_connect");
+	return RAW_CONNECT_OK;
+}
+
+/* After connect_begin(): wait for ESTABLISHED, keep what the server's accept or reject said. */
+static enum raw_connect_result connect_finish(struct raw_peer *p, long long deadline)
+{
+	enum raw_connect_result r;
+	struct cm_ev ev;
+
 	r = wait_cm(p, RDMA_CM_EVENT_ESTABLISHED, deadline, &ev);
 	if (r == RAW_CONNECT_OK || r == RAW_CONNECT_REJECTED) {
 		memcpy(p->peer_pd, ev.pd, ev.pd_len);
@@ -382,23 +393,95 @@ static enum raw_connect_result connect_steps(struct raw_peer *p, const char *add
 	return r;
 }
 
+/*
+ * rdma_cm picks the local port at random; on iWARP it is a TCP port, and
+ * siw's bind of it fails with EADDRINUSE when an ordinary TCP socket holds
+ * it (one in TIME_WAIT will do).  A new cm id picks another port, as the
+ * library's own connect does (rpcrdma/verbs.c).
+ */
+#define CONNECT_PORT_TRIES 4
+
+static struct raw_peer *connect_any(const char *addr, uint16_t port,
+				    const struct raw_peer_config *cfg,
+				    const struct raw_connect_params *cp, int timeout_ms, bool finish,
+				    enum raw_connect_result *result)
+{
+	long long deadline = now_ms() + timeout_ms;
+	enum raw_connect_result r;
+	struct raw_peer *p;
+	int tries = 0;
+
+	do {
+		local_why[0] = 0;
+		local_errno = 0;
+		p = peer_new(cfg);
+		r = p ? connect_begin(p, addr, port, cp, deadline) : local_fail("allocating the peer");
+		if (r == RAW_CONNECT_OK && finish)
+			r = connect_finish(p, deadline);
+		if (r == RAW_CONNECT_OK)
+			break;
+		raw_peer_destroy(p);
+		p = NULL;
+	} while (r == RAW_CONNECT_LOCAL_ERROR && local_errno == EADDRINUSE &&
+		 ++tries < CONNECT_PORT_TRIES && ms_left(deadline) > 0);
+	if (result)
+		*result = r;
+	return p;
+}
+
 struct raw_peer *raw_connect(const char *addr, uint16_t port, const struct raw_peer_config *cfg,
 			     const struct raw_connect_params *cp, int timeout_ms,
 			     enum raw_connect_result *result)
 {
-	struct raw_peer *p = peer_new(cfg);
-	enum raw_connect_result r;
+	struct raw_peer *p = connect_any(addr, port, cfg, cp, timeout_ms, true, result);
 
-	local_why[0] = 0;
-	r = p ? connect_steps(p, addr, port, cp, timeout_ms) : local_fail("allocating the peer");
-	if (result)
-		*result = r;
-	if (r != RAW_CONNECT_OK) {
-		raw_peer_destroy(p);
-		return NULL;
-	}
-	p->connected = true;
+	if (p)
+		p->connected = true;
 	return p;
+}
+
+struct raw_peer *raw_connect_start(const char *addr, uint16_t port,
+				   const struct raw_peer_config *cfg,
+				   const struct raw_connect_params *cp, int timeout_ms,
+				   enum raw_connect_result *result)
+{
+	struct raw_peer *p = connect_any(addr, port, cfg, cp, timeout_ms, false, result);
+
+	if (p)
+		p->cm_unread = true;
+	return p;
+}
+
+uint16_t raw_peer_local_port(const struct raw_peer *p)
+{
+	return ntohs(rdma_get_src_port(p->id));
+}
+
+/* One step of librdmacm's own QP transitions: the attributes from the kernel's CM. */
+static int qp_to_state(struct raw_peer *p, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr attr = { .qp_state = state };
+	int mask;
+
+	if (rdma_init_qp_attr(p->id, &attr, &mask))
+		return -1;
+	return ibv_modify_qp(p->qp, &attr, mask) ? -1 : 0;
+}
+
+int raw_peer_rts_without_rtu(struct raw_peer *p, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = p->ec->fd, .events = POLLIN };
+
+	if (p->id->verbs->device->transport_type != IBV_TRANSPORT_IB)
+		return -1;
+	/* The CONNECT_RESPONSE waiting there means the kernel CM holds the REP. */
+	if (poll(&pfd, 1, timeout_ms) != 1)
+		return -1;
+	errno = 0;
+	if (qp_to_state(p, IBV_QPS_INIT) || qp_to_state(p, IBV_QPS_RTR) ||
+	    qp_to_state(p, IBV_QPS_RTS))
+		return -1;
+	return 0;
 }
 
 /* ---- server role ------------------------------------------------------------------- */
@@ -625,7 +708,7 @@ enum raw_wait raw_peer_wait(struct raw_peer *p, int timeout_ms, struct ibv_wc *w
 			{ .fd = p->cc->fd, .events = POLLIN },
 			{ .fd = p->ec->fd, .events = POLLIN },
 		};
-		if (poll(pfd, 2, left) < 0 && errno != EINTR)
+		if (poll(pfd, p->cm_unread ? 1 : 2, left) < 0 && errno != EINTR)
 			return RAW_WAIT_ERROR;
 	}
 }
@@ -840,6 +923,30 @@ void raw_xdr_rpc_call(struct raw_xdr *x, uint32_t xid, uint32_t prog, uint32_t v
 	raw_xdr_u32(x, 0);
 	raw_xdr_u32(x, 0); /* AUTH_NONE verifier */
 	raw_xdr_u32(x, 0);
+}
+
+bool raw_peer_send_null(struct raw_peer *p, uint32_t xid, uint32_t prog, uint32_t credits)
+{
+	uint8_t m[128];
+	struct raw_xdr x;
+
+	raw_xdr_init(&x, m, sizeof(m));
+	raw_xdr_rdma_msg_plain(&x, xid, credits, 0 /* RDMA_MSG */);
+	raw_xdr_rpc_call(&x, xid, prog, 1, 0);
+	return raw_peer_send(p, m, (uint32_t)x.len, false, 0) != 0;
+}
+
+bool raw_null_reply_ok(const uint8_t *m, uint32_t len, uint32_t xid)
+{
+	struct raw_rd r;
+	uint32_t w[13];
+
+	raw_rd_init(&r, m, len);
+	for (int i = 0; i < 13; i++)
+		w[i] = raw_rd_u32(&r);
+	/* xid vers credits RDMA_MSG, three empty lists, rpc xid, REPLY, ACCEPTED, AUTH_NONE 0, SUCCESS */
+	return !r.short_read && w[0] == xid && w[1] == 1 && w[2] > 0 && w[3] == 0 && !w[4] &&
+	       !w[5] && !w[6] && w[7] == xid && w[8] == 1 && w[9] == 0 && w[12] == 0;
 }
 
 void raw_xdr_rpc_reply_accepted(struct raw_xdr *x, uint32_t xid, uint32_t accept_stat)

@@ -94,6 +94,7 @@ struct raw_peer {
 
 	bool connected;         /* established and not yet seen disconnected */
 	bool disconnected;      /* RDMA_CM_EVENT_DISCONNECTED (or error) seen */
+	bool cm_unread;         /* raw_connect_start(): its rdma_cm events are never read */
 
 	/* The peer's private data (connect: from its accept; accept: its request). */
 	uint8_t peer_pd[RAW_PEER_MAX_PD];
@@ -109,11 +110,42 @@ struct raw_peer {
  * raw_connect - connect to @addr (IPv4 or IPv6 literal) port @port as a
  * client.  @cfg and @cp may be NULL (defaults, no private data).  On
  * success returns the peer with its receives posted; otherwise NULL and
- * *@result (if not NULL) says why.
+ * *@result (if not NULL) says why.  A local port that siw cannot bind
+ * (EADDRINUSE: an ordinary TCP socket holds it) is tried again with a
+ * new cm id, up to 4 times within @timeout_ms.
  */
 struct raw_peer *raw_connect(const char *addr, uint16_t port, const struct raw_peer_config *cfg,
 			     const struct raw_connect_params *cp, int timeout_ms,
 			     enum raw_connect_result *result);
+
+/*
+ * raw_connect_start - the first half of raw_connect(): resolve, build the
+ * QP, post the receives (unless held) and rdma_connect(), then return
+ * without reading another rdma_cm event.  On IB/RoCE librdmacm moves
+ * the QP to RTR and RTS and sends the RTU only inside
+ * rdma_get_cm_event(), so the server's accepted connection stays
+ * half-open: never ESTABLISHED (until the CM's REP retries give up, or
+ * this peer's cm id is destroyed, which rejects).  On iWARP the kernel
+ * completes the MPA exchange by itself.  NULL on failure, *@result says
+ * why.  raw_peer_destroy() ends it.
+ */
+struct raw_peer *raw_connect_start(const char *addr, uint16_t port,
+				   const struct raw_peer_config *cfg,
+				   const struct raw_connect_params *cp, int timeout_ms,
+				   enum raw_connect_result *result);
+
+/* The local port of @p's connection (host byte order). */
+uint16_t raw_peer_local_port(const struct raw_peer *p);
+
+/*
+ * raw_peer_rts_without_rtu - IB/RoCE, after raw_connect_start(): wait up
+ * to @timeout_ms for the server's REP (the CONNECT_RESPONSE event waits
+ * on the channel, unread), then move the QP to RTR and RTS with the
+ * attributes the kernel CM holds, as librdmacm would, but send no RTU:
+ * this peer can send while the server's connection is not ESTABLISHED.
+ * 0, or -1 (iWARP, no REP in time, a failed transition).
+ */
+int raw_peer_rts_without_rtu(struct raw_peer *p, int timeout_ms);
 
 /* rdma_disconnect (if connected) and free everything; NULL is fine. */
 void raw_peer_destroy(struct raw_peer *p);
@@ -262,6 +294,15 @@ void raw_xdr_rpc_call(struct raw_xdr *x, uint32_t xid, uint32_t prog, uint32_t v
 		      uint32_t proc);
 /* A REPLY, MSG_ACCEPTED, AUTH_NONE verifier, then @accept_stat. */
 void raw_xdr_rpc_reply_accepted(struct raw_xdr *x, uint32_t xid, uint32_t accept_stat);
+
+/*
+ * raw_peer_send_null - post an RDMA_MSG (no chunks) asking for @credits
+ * that carries a NULL call (procedure 0, AUTH_NONE) of @prog version 1.
+ * Returns true when it was posted.
+ */
+bool raw_peer_send_null(struct raw_peer *p, uint32_t xid, uint32_t prog, uint32_t credits);
+/* @m (@len bytes) is an RDMA_MSG without chunks carrying an accepted, successful reply to @xid. */
+bool raw_null_reply_ok(const uint8_t *m, uint32_t len, uint32_t xid);
 
 /* RFC 8797 private data: format identifier, version, flags, size codes (size = (code+1) KiB). */
 #define RAW_PD_FORMAT_ID 0xf6ab0e18u

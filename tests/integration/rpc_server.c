@@ -13,11 +13,21 @@
  *                              ECHO, a position-zero read chunk ECHO, READ
  *                              (a write chunk) and LONG_RES (a reply chunk),
  *                              each answer checked; exit 0 when all are right.
+ *   rpc_server --watch ADDR PORT LIMIT_MS
+ *                              a well-behaved client under attack, until
+ *                              SIGTERM or SIGINT: one CLIENT calls NULL, an
+ *                              inline ECHO and a 20000-byte ECHO (chunks)
+ *                              over and over, and once a second a new CLIENT
+ *                              connects and calls NULL.  Prints the slowest
+ *                              call and the slowest connect-and-call; exit 0
+ *                              when every call succeeded with the right data
+ *                              within LIMIT_MS.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rdmatest_support.h"
 
@@ -151,12 +161,109 @@ static int check(const char *addr, const char *port)
 	return bad;
 }
 
+/* ---- the well-behaved client under attack ---------------------------------------------- */
+
+static volatile sig_atomic_t watch_stop;
+
+static void watch_on_signal(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+static CLIENT *watch_connect(const struct sockaddr_storage *ss)
+{
+	struct rpcrdma_options o;
+
+	rpcrdma_options_init(&o);
+	o.ulb = &rdmatest_ulb;
+	return clnt_rdma_tli_create((const struct sockaddr *)ss, RDMATEST_PROG, RDMATEST_V1, &o);
+}
+
+struct watch_stats {
+	unsigned long calls, connects, failures, late;
+	double slowest_call, slowest_connect; /* seconds */
+};
+
+/* Count one timed step; say when it failed or took longer than @limit. */
+static void watch_note(struct watch_stats *w, const char *what, bool ok, double t0, double limit,
+		       double *slowest)
+{
+	double dt = rdmatest_now() - t0;
+
+	if (dt > *slowest)
+		*slowest = dt;
+	if (!ok) {
+		w->failures++;
+		fprintf(stderr, "rpc_server: watch: %s failed after %.0f ms\n", what, dt * 1000);
+	} else if (dt > limit) {
+		w->late++;
+		fprintf(stderr, "rpc_server: watch: %s took %.0f ms (limit %.0f ms)\n", what, dt * 1000,
+			limit * 1000);
+	}
+}
+
+static int watch(const char *addr, const char *port, const char *limit_ms)
+{
+	struct sigaction sa = { .sa_handler = watch_on_signal };
+	double limit = strtod(limit_ms, NULL) / 1000, next_connect = 0, t0;
+	struct watch_stats w = { 0 };
+	struct sockaddr_storage ss;
+	CLIENT *cl, *fresh;
+
+	if (!rdmatest_parse_addr(addr, (uint16_t)strtoul(port, NULL, 10), &ss) || limit <= 0) {
+		fprintf(stderr, "rpc_server: invalid address '%s' or limit '%s'\n", addr, limit_ms);
+		return 2;
+	}
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	rdmatest_raise_memlock();
+	cl = watch_connect(&ss);
+	if (!cl) {
+		fprintf(stderr, "rpc_server: watch: %s", clnt_spcreateerror(addr));
+		return 1;
+	}
+	printf("rpc_server: watch: connected\n");
+	fflush(stdout);
+	while (!watch_stop) {
+		t0 = rdmatest_now();
+		watch_note(&w, "NULL", rdmatest_call_null(cl, check_timeout) == RPC_SUCCESS, t0, limit,
+			   &w.slowest_call);
+		t0 = rdmatest_now();
+		watch_note(&w, "ECHO 100", !check_echo(cl, 100), t0, limit, &w.slowest_call);
+		t0 = rdmatest_now();
+		watch_note(&w, "ECHO 20000", !check_echo(cl, 20000), t0, limit, &w.slowest_call);
+		w.calls += 3;
+		nanosleep(&(struct timespec){ 0, 20 * 1000000L }, NULL); /* leave the 2 vCPUs some room */
+		if (rdmatest_now() < next_connect)
+			continue;
+		t0 = rdmatest_now();
+		next_connect = t0 + 1;
+		fresh = watch_connect(&ss);
+		watch_note(&w, "a new CLIENT's connect and NULL",
+			   fresh && rdmatest_call_null(fresh, check_timeout) == RPC_SUCCESS, t0, limit,
+			   &w.slowest_connect);
+		if (fresh)
+			clnt_destroy(fresh);
+		w.connects++;
+	}
+	clnt_destroy(cl);
+	printf("rpc_server: watch: %lu calls, slowest %.0f ms; %lu connects, slowest %.0f ms; "
+	       "%lu failed, %lu over %.0f ms\n",
+	       w.calls, w.slowest_call * 1000, w.connects, w.slowest_connect * 1000, w.failures,
+	       w.late, limit * 1000);
+	return w.failures || w.late || !w.connects;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--check"))
 		return check(argv[2], argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "--watch"))
+		return watch(argv[2], argv[3], argv[4]);
 	if (argc >= 2 && argv[1][0] != '-')
 		return serve(argc - 1, argv + 1);
-	fprintf(stderr, "usage: rpc_server ADDR...\n       rpc_server --check ADDR PORT\n");
+	fprintf(stderr, "usage: rpc_server ADDR...\n       rpc_server --check ADDR PORT\n"
+			"       rpc_server --watch ADDR PORT LIMIT_MS\n");
 	return 2;
 }
