@@ -276,7 +276,7 @@ static void svc_rdma_half_open_displace(struct svc_rdma_half_open *h)
 	if (h->count > SVC_HALF_OPEN_MAX)
 		svc_rdma_half_open_end(h->head, NULL,
 				       "not established yet, the oldest of too many: a new one displaced it",
-				       0);
+				       ECONNREFUSED);
 }
 
 /* ---- connection xp_ops --------------------------------------------------------------- */

@@ -104,10 +104,13 @@ const struct sockaddr *rpcrdma_listener_addr(const struct rpcrdma_listener *l);
  * IRD/ORD policy's choice, and return without waiting for the peer:
  * the endpoint's own rdma_cm channel delivers ESTABLISHED later
  * (rpcrdma_ep_established()), or an error or disconnect that marks it
- * disconnected.  Until then the connection may already carry messages
- * (IB/RoCE: the QP is ready to send once accepted).  Returns -EAGAIN
- * when no request is pending, 0 with *@out set, or -errno (the request
- * is rejected and the listener keeps serving).
+ * disconnected.  Until then the peer may already send (IB/RoCE: its
+ * QP is ready once it has our REP), so receives are posted before the
+ * accept; a caller that sends first waits for ESTABLISHED
+ * (rpcrdma_ep_wait()), since before it the peer's QP may not take a
+ * message yet and the Send would wait for the transport's retries.
+ * Returns -EAGAIN when no request is pending, 0 with *@out set, or
+ * -errno (the request is rejected and the listener keeps serving).
  */
 int rpcrdma_listener_accept(struct rpcrdma_listener *l, struct rpcrdma_ep **out);
 void rpcrdma_listener_destroy(struct rpcrdma_listener *l);

@@ -139,10 +139,23 @@ struct silent_peer {
 	struct rpcrdma_listener *l;
 	struct rpcrdma_ep *eps[SILENT_MAX_EPS];
 	unsigned int neps;
+	unsigned int calls;      /* messages received: the CCP call arrived, unanswered */
 	volatile bool stop;
 };
 
-/* Accept connections and keep them; nothing is ever polled or sent. */
+/* Count what @sp's connections received; nothing is reposted or answered. */
+static void silent_count(struct silent_peer *sp)
+{
+	struct rpcrdma_wc wc[8];
+
+	for (unsigned int i = 0; i < sp->neps; i++)
+		for (int n = rpcrdma_ep_poll(sp->eps[i], wc, 8); n > 0;
+		     n = rpcrdma_ep_poll(sp->eps[i], wc, 8))
+			for (int k = 0; k < n; k++)
+				sp->calls += wc[k].kind == RPCRDMA_WC_RECV && wc[k].status == IBV_WC_SUCCESS;
+}
+
+/* Accept connections and keep them; nothing is ever sent. */
 static void *silent_main(void *arg)
 {
 	struct silent_peer *sp = arg;
@@ -150,14 +163,14 @@ static void *silent_main(void *arg)
 	struct rpcrdma_ep *ep;
 
 	while (!sp->stop) {
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		while (rpcrdma_listener_accept(sp->l, &ep) == 0) {
-			if (sp->neps < SILENT_MAX_EPS)
-				sp->eps[sp->neps++] = ep;
-			else
-				rpcrdma_ep_destroy(ep);
-		}
+		if (poll(&pfd, 1, 100) > 0)
+			while (rpcrdma_listener_accept(sp->l, &ep) == 0) {
+				if (sp->neps < SILENT_MAX_EPS)
+					sp->eps[sp->neps++] = ep;
+				else
+					rpcrdma_ep_destroy(ep);
+			}
+		silent_count(sp);
 	}
 	return NULL;
 }
@@ -171,6 +184,7 @@ static void check_silent_peer(const char *addr)
 	pthread_t th;
 	double t0, dt;
 	uint16_t port;
+	bool timed_out = false;
 	CLIENT *cl;
 	int rc;
 
@@ -202,13 +216,18 @@ static void check_silent_peer(const char *addr)
 		check_fail("silent peer: gave up after %.2f s, the connect timeout is %.1f s", dt,
 			   SILENT_CONNECT_MS / 1000.0);
 	} else {
-		printf("rpc_ccp: %s: silent peer: %s after %.2f s (connect timeout %.1f s)\n", addr,
-		       strerror(ETIMEDOUT), dt, SILENT_CONNECT_MS / 1000.0);
+		timed_out = true;
 	}
 	sp.stop = true;
 	pthread_join(th, NULL);
 	if (!sp.neps)
 		check_fail("silent peer: the connection was never accepted");
+	else if (!sp.calls)
+		check_fail("silent peer: no CCP call arrived (the connect itself timed out?)");
+	else if (timed_out)
+		printf("rpc_ccp: %s: silent peer: %u call received, unanswered; %s after %.2f s "
+		       "(connect timeout %.1f s)\n", addr, sp.calls, strerror(ETIMEDOUT), dt,
+		       SILENT_CONNECT_MS / 1000.0);
 	for (unsigned int i = 0; i < sp.neps; i++)
 		rpcrdma_ep_destroy(sp.eps[i]);
 	rpcrdma_listener_destroy(sp.l);

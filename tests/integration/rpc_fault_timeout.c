@@ -41,7 +41,8 @@
 #define LATE_SLEEP_US 3000000
 #define MAX_THREADS 64
 
-static unsigned int failures;
+static _Atomic unsigned int failures; /* check 6 fails from two threads */
+static _Atomic unsigned int drops_seen; /* ECHO "drop" calls the server has taken */
 
 #define check_fail(...) (failures += !rdmatest_check(PROG, false, __VA_ARGS__))
 
@@ -91,7 +92,9 @@ static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 		svcerr_decode(xprt);
 		return;
 	}
-	if (!payload_is(&arg, "drop") && !once_withheld(&arg)) {
+	if (payload_is(&arg, "drop")) {
+		drops_seen++;
+	} else if (!once_withheld(&arg)) {
 		if (payload_is(&arg, "late"))
 			usleep(LATE_SLEEP_US);
 		svc_sendreply(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
@@ -330,6 +333,7 @@ static void *drop_main(void *arg)
 static void run_credit_wait(const char *addr, unsigned int port)
 {
 	CLIENT *cl = client(addr, port, false, 1);
+	unsigned int drops = drops_seen;
 	enum clnt_stat st;
 	pthread_t th;
 	double t0, dt;
@@ -347,7 +351,11 @@ static void run_credit_wait(const char *addr, unsigned int port)
 		clnt_destroy(cl);
 		return;
 	}
-	usleep(300000); /* the withheld call has the credit */
+	/* the withheld call holds the credit once the server has it */
+	while (drops_seen == drops && rdmatest_now() - t0 < 5)
+		usleep(10000);
+	if (drops_seen == drops)
+		check_fail("%s: the server never got the call to withhold", addr);
 	st = echo(cl, "after-the-credit", 8);
 	dt = rdmatest_now() - t0;
 	pthread_join(th, NULL);

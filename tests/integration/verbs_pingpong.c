@@ -311,6 +311,14 @@ static void server_accept(struct side *s)
 	}
 	if (rc)
 		die(s, "rpcrdma_listener_accept: %s", strerror(-rc));
+	/* This server sends first: on IB/RoCE the client's QP takes our Send only once it has our REP. */
+	while (!rpcrdma_ep_established(s->ep)) {
+		if (now_ms() > deadline)
+			die(s, "not established within %d ms", OP_TIMEOUT_MS);
+		rc = rpcrdma_ep_wait(s->ep, 200);
+		if (rc < 0)
+			die(s, "waiting for ESTABLISHED: %s", rpcrdma_ep_wait_failure(rc));
+	}
 	s->info = *rpcrdma_ep_info(s->ep);
 }
 
