@@ -5,18 +5,23 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include <sanitizer/asan_interface.h>
+
 #include "rpcrdma/reply_buffers.h"
 #include "rpcrdma/transport.h"
 
 #define REPLYBUF_MIN   8192u
 #define REPLYBUF_STEP  (64u << 10)
 
-void rpcrdma_replybufs_init(struct rpcrdma_replybufs *rb, struct ibv_pd *pd, uint64_t keep_bytes)
+void rpcrdma_replybufs_init(struct rpcrdma_replybufs *rb, struct ibv_pd *pd, int access,
+			    uint64_t keep_bytes, uint64_t keep_one_max)
 {
 	*rb = (struct rpcrdma_replybufs){
 		.pd = pd,
 		.ops = { .reg = rpcrdma_mr_reg, .dereg = rpcrdma_mr_dereg },
+		.access = access & IBV_ACCESS_LOCAL_WRITE,
 		.keep_bytes = keep_bytes,
+		.keep_one_max = keep_one_max,
 	};
 }
 
@@ -26,8 +31,10 @@ static void replybuf_free(struct rpcrdma_replybufs *rb, struct rpcrdma_replybuf 
 		return;
 	if (b->mr)
 		rb->ops.dereg(b->mr);
-	if (b->addr)
+	if (b->addr) {
+		ASAN_UNPOISON_MEMORY_REGION(b->addr, b->cap); /* the next mapping there starts clean */
 		munmap(b->addr, b->cap);
+	}
 	free(b);
 }
 
@@ -58,7 +65,7 @@ static int replybuf_alloc(struct rpcrdma_replybufs *rb, uint32_t len, struct rpc
 		replybuf_free(rb, b);
 		return -ENOMEM;
 	}
-	b->mr = rb->ops.reg(rb->pd, b->addr, b->cap, 0);
+	b->mr = rb->ops.reg(rb->pd, b->addr, b->cap, rb->access);
 	if (!b->mr) {
 		int rc = errno ? -errno : -ENOMEM;
 
@@ -69,19 +76,41 @@ static int replybuf_alloc(struct rpcrdma_replybufs *rb, uint32_t len, struct rpc
 	return 0;
 }
 
+/*
+ * Under ASan the part of a buffer past what was asked for is poisoned
+ * until the buffer is given back, so a write past a reply or a Read sink
+ * is caught as it would be in memory of its own; no-ops otherwise.
+ */
+static void replybuf_lend(struct rpcrdma_replybuf *b, uint32_t len)
+{
+	ASAN_POISON_MEMORY_REGION(b->addr + len, b->cap - len);
+}
+
+static void replybuf_return(struct rpcrdma_replybuf *b)
+{
+	ASAN_UNPOISON_MEMORY_REGION(b->addr, b->cap);
+}
+
 int rpcrdma_replybufs_get(struct rpcrdma_replybufs *rb, uint32_t len,
 			  struct rpcrdma_replybuf **out)
 {
 	struct rpcrdma_replybuf **pp = &rb->idle;
 
+	int rc;
+
 	while (*pp && (*pp)->cap < len)
 		pp = &(*pp)->next;
-	if (!*pp)
-		return replybuf_alloc(rb, len, out);
+	if (!*pp) {
+		rc = replybuf_alloc(rb, len, out);
+		if (!rc)
+			replybuf_lend(*out, len);
+		return rc;
+	}
 	*out = *pp;
 	*pp = (*pp)->next;
 	(*out)->next = NULL;
 	rb->idle_bytes -= (*out)->cap;
+	replybuf_lend(*out, len);
 	return 0;
 }
 
@@ -91,7 +120,8 @@ void rpcrdma_replybufs_put(struct rpcrdma_replybufs *rb, struct rpcrdma_replybuf
 
 	if (!b)
 		return;
-	if (rb->idle && rb->idle_bytes + b->cap > rb->keep_bytes) {
+	replybuf_return(b);
+	if (rb->idle_bytes + b->cap > rb->keep_bytes && (rb->idle || b->cap > rb->keep_one_max)) {
 		replybuf_free(rb, b);
 		return;
 	}

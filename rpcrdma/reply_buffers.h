@@ -1,16 +1,19 @@
 /*
- * The server's registered buffers for replies in flight.  A reply is
+ * The server's registered buffers: for replies in flight and, on
+ * IB/RoCE, for the calls' Read sinks (a second pool).  A reply is
  * copied into one buffer (transport header and inline body, then the
  * bytes its RDMA Writes carry) so the caller's results can be freed as
  * soon as the reply is posted: nothing waits for the peer.  Posted
  * buffers wait in a FIFO until their Send completes (completions of one
  * send queue come in posting order), then go idle.  Idle buffers are
- * kept, smallest first, up to a byte budget and always at least one (so
- * a stream of large replies registers nothing); a request takes the
- * smallest that fits.  Memory thus stays flat under steady load: the
+ * kept, smallest first, up to a byte budget and always at least one no
+ * larger than a size limit (so a stream of large replies registers
+ * nothing); a request takes the smallest that fits.  Memory thus stays flat under steady load: the
  * budget bounds what is kept, the in-flight limit the caller enforces
- * bounds the rest.  Buffers are registered for local access only.
- * One connection's, used by one thread at a time.
+ * bounds the rest.  Buffers are registered for local access only: the
+ * reply pool for reading (Send and RDMA Write sources), the sink pool
+ * for writing too (RDMA Read targets).  One connection's, used by one
+ * thread at a time.
  */
 #ifndef RPCRDMA_REPLY_BUFFERS_H
 #define RPCRDMA_REPLY_BUFFERS_H
@@ -35,14 +38,22 @@ struct rpcrdma_replybuf_reg {
 struct rpcrdma_replybufs {
 	struct ibv_pd *pd;
 	struct rpcrdma_replybuf_reg ops;
+	int access;                               /* 0 or IBV_ACCESS_LOCAL_WRITE */
 	uint64_t keep_bytes, idle_bytes;
+	uint64_t keep_one_max;                    /* the largest buffer kept over the budget */
 	struct rpcrdma_replybuf *idle;            /* sorted by cap */
 	struct rpcrdma_replybuf *head, *tail;     /* posted, oldest first */
 	uint32_t in_flight;
 };
 
-/* Registers with rpcrdma_mr_reg on @pd; keeps up to @keep_bytes idle (and always one buffer). */
-void rpcrdma_replybufs_init(struct rpcrdma_replybufs *rb, struct ibv_pd *pd, uint64_t keep_bytes);
+/*
+ * Registers with rpcrdma_mr_reg on @pd with @access (0, or
+ * IBV_ACCESS_LOCAL_WRITE: never a remote access); keeps up to
+ * @keep_bytes idle, and one buffer of up to @keep_one_max even over
+ * that budget.
+ */
+void rpcrdma_replybufs_init(struct rpcrdma_replybufs *rb, struct ibv_pd *pd, int access,
+			    uint64_t keep_bytes, uint64_t keep_one_max);
 
 /*
  * rpcrdma_replybufs_get - an idle buffer of at least @len bytes, or a

@@ -426,6 +426,7 @@ static void svc_rdma_conn_free(struct svc_rdma_conn *c)
 	for (uint32_t i = 0; c->calls && i < SVC_CALLS_MAX; i++)
 		svc_rdma_call_release(c, &c->calls[i]);
 	rpcrdma_replybufs_destroy(&c->replies);
+	rpcrdma_replybufs_destroy(&c->sinks);
 	rpcrdma_ep_destroy(c->ep);
 	if (c->epfd >= 0)
 		close(c->epfd);
@@ -570,7 +571,11 @@ static bool_t svc_rdma_accept(SVCXPRT *xprt, struct rpc_msg *msg)
 		}
 		c->epfd = -1;
 		c->ep = ep;
-		rpcrdma_replybufs_init(&c->replies, rpcrdma_ep_pd(ep), SVC_REPLY_KEEP);
+		rpcrdma_replybufs_init(&c->replies, rpcrdma_ep_pd(ep), 0, SVC_REPLY_KEEP, UINT64_MAX);
+		/* iWARP: a Read Response is a tagged write, so a sink needs remote access: per call */
+		c->sinks_pooled = rpcrdma_ep_info(ep)->transport != IBV_TRANSPORT_IWARP;
+		rpcrdma_replybufs_init(&c->sinks, rpcrdma_ep_pd(ep), IBV_ACCESS_LOCAL_WRITE,
+				       SVC_SINK_KEEP, SVC_RD_BYTES);
 		if (svc_rdma_conn_setup(ls, c)) {
 			svc_rdma_conn_free(c);
 			continue;

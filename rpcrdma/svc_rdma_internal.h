@@ -22,6 +22,7 @@
 #define SVC_RDMA_MAX_ULBS 8
 #define SVC_WC_BATCH      16
 #define SVC_REPLY_KEEP    (256u << 10)            /* idle reply buffers kept per connection */
+#define SVC_SINK_KEEP     (1u << 20)              /* idle Read sinks kept per connection (IB/RoCE) */
 #define SVC_REPLIES_MAX   8u                      /* replies in flight per connection */
 #define SVC_CALLS_MAX     SVC_REPLIES_MAX         /* calls taken (assembled or served) per connection */
 #define SVC_RD_BYTES      (2u << 20)              /* Read-sink bytes before taking no more calls */
@@ -49,7 +50,9 @@ struct svc_rdma_call {
 	uint32_t pz_area, msg_len, total;
 	uint8_t *rd_buf;           /* the Read sink: position-zero area, then the rebuilt call */
 	size_t rd_len;
-	struct ibv_mr *rd_mr;
+	uint32_t rd_lkey;
+	struct ibv_mr *rd_mr;      /* iWARP: the sink's own registration, until its Reads are done */
+	struct rpcrdma_replybuf *rd_pooled; /* IB/RoCE: the sink, from the connection's pool */
 	const uint8_t *call;       /* the complete call, once assembled */
 	uint32_t call_len, args_off;
 	rpcprog_t prog;
@@ -90,6 +93,8 @@ struct svc_rdma_conn {
 	uint32_t inline_send;      /* largest inline reply: private data, then CCP */
 	uint32_t send_cap;         /* transport header and inline reply */
 	struct rpcrdma_replybufs replies;
+	struct rpcrdma_replybufs sinks;  /* Read sinks, on IB/RoCE only (sinks_pooled) */
+	bool sinks_pooled;
 	uint8_t *stage;            /* reply marshalling, max_rpc_size */
 	/* calls taken, oldest first: assembled together, dispatched in order */
 	struct svc_rdma_call *calls; /* SVC_CALLS_MAX */

@@ -96,7 +96,7 @@ static uint32_t svc_rdma_reply_wrs(const struct svc_rdma_call *cl)
 static int svc_rdma_read(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint8_t *dst,
 			 const struct rpcrdma_segment *seg)
 {
-	struct ibv_sge sge = { (uintptr_t)dst, seg->length, cl->rd_mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)dst, seg->length, cl->rd_lkey };
 	int rc;
 
 	if (!seg->length)
@@ -144,14 +144,18 @@ static bool svc_rdma_inv_rkey(const struct svc_rdma_conn *c, const struct rpcrdm
 	return found;
 }
 
-/* Free @cl's Read sink; no Read may still be writing it. */
+/* Give back @cl's Read sink; no Read may still be writing it. */
 void svc_rdma_call_release(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 {
 	rpcrdma_mr_dereg(cl->rd_mr);
-	free(cl->rd_buf);
+	if (cl->rd_pooled)
+		rpcrdma_replybufs_put(&c->sinks, cl->rd_pooled);
+	else
+		free(cl->rd_buf);
 	c->rd_bytes -= cl->rd_len;
 	cl->rd_len = 0;
 	cl->rd_mr = NULL;
+	cl->rd_pooled = NULL;
 	cl->rd_buf = NULL;
 	cl->call = NULL;
 }
@@ -274,6 +278,44 @@ static void svc_rdma_rebuild(const struct rpcrdma_header *h, const uint8_t *src,
 }
 
 /*
+ * @cl's Read sink of @len bytes.  On IB/RoCE the Reads' data lands
+ * through the local key, so the sink needs no remote access and comes
+ * from the connection's registered pool.  On iWARP a Read Response is a
+ * tagged write into the sink: it is registered for remote write for this
+ * call alone, until its Reads are done.  Returns 0 or -ENOMEM (-errno
+ * of a failed registration).
+ */
+static int svc_rdma_sink_get(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint64_t len)
+{
+	int rc;
+
+	/* len is below 2 * RPCRDMA_MAX_RPC_SIZE_LIMIT + 4: a uint32_t */
+	if (c->sinks_pooled) {
+		rc = rpcrdma_replybufs_get(&c->sinks, (uint32_t)len, &cl->rd_pooled);
+		if (rc)
+			return rc;
+		cl->rd_buf = cl->rd_pooled->addr;
+		cl->rd_lkey = cl->rd_pooled->mr->lkey;
+	} else {
+		cl->rd_buf = malloc(len);
+		if (!cl->rd_buf)
+			return -ENOMEM;
+		cl->rd_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(c->ep), cl->rd_buf, len,
+					   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		if (!cl->rd_mr) {
+			rc = -errno;
+			free(cl->rd_buf);
+			cl->rd_buf = NULL;
+			return rc;
+		}
+		cl->rd_lkey = cl->rd_mr->lkey;
+	}
+	cl->rd_len = len;
+	c->rd_bytes += len;
+	return 0;
+}
+
+/*
  * Start assembling the complete call: the inline message itself, or
  * one rebuilt from read chunks (svc_rdma_pull_all, svc_rdma_call_ready).
  * Returns 0, -EPROTO (answer ERR_CHUNK) or another -errno (the
@@ -305,14 +347,7 @@ static int svc_rdma_pull_start(struct svc_rdma_conn *c, struct svc_rdma_call *cl
 	cl->pz_area = (uint32_t)rpcrdma_xdr_roundup(pz);
 	cl->msg_len = (uint32_t)msg_len;
 	cl->total = (uint32_t)total;
-	cl->rd_buf = malloc((size_t)cl->pz_area + total);
-	if (!cl->rd_buf)
-		return -ENOMEM;
-	cl->rd_len = (size_t)cl->pz_area + total;
-	c->rd_bytes += cl->rd_len;
-	cl->rd_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(c->ep), cl->rd_buf, cl->rd_len,
-				   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	return cl->rd_mr ? 0 : -ENOMEM;
+	return svc_rdma_sink_get(c, cl, cl->pz_area + total);
 }
 
 /*

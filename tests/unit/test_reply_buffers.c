@@ -1,20 +1,26 @@
-/* The server's reply buffers: sizes, smallest fit, the FIFO of posted buffers, the keep budget. */
+/*
+ * The server's registered buffers (replies, and Read sinks on IB/RoCE):
+ * sizes, smallest fit, the FIFO of posted buffers, the keep budget, the
+ * access they are registered with.
+ */
 #include <errno.h>
 #include <stdlib.h>
 
 #include <criterion/criterion.h>
+#include <sanitizer/asan_interface.h>
 
 #include "rpcrdma/reply_buffers.h"
 
 /* Registration is counted here; the buffers' memory is real. */
-static int regs, deregs, fail_next_reg;
+static int regs, deregs, fail_next_reg, want_access;
 
 static struct ibv_mr *count_reg(struct ibv_pd *pd, const void *addr, size_t len, int access)
 {
 	struct ibv_mr *mr;
 
 	(void)pd;
-	cr_assert_eq(access, 0, "reply buffers are registered for local access only");
+	cr_assert_eq(access, want_access, "registered with access %#x, the pool's is %#x", access,
+		     want_access);
 	if (fail_next_reg) {
 		fail_next_reg = 0;
 		errno = EFAULT;
@@ -34,10 +40,11 @@ static void count_dereg(struct ibv_mr *mr)
 	free(mr);
 }
 
+/* A reply pool as the server makes one: local read only, any one buffer kept. */
 static void setup(struct rpcrdma_replybufs *rb, uint64_t keep)
 {
-	regs = deregs = fail_next_reg = 0;
-	rpcrdma_replybufs_init(rb, NULL, keep);
+	regs = deregs = fail_next_reg = want_access = 0;
+	rpcrdma_replybufs_init(rb, NULL, 0, keep, UINT64_MAX);
 	rb->ops = (struct rpcrdma_replybuf_reg){ .reg = count_reg, .dereg = count_dereg };
 }
 
@@ -62,7 +69,7 @@ Test(reply_buffers, sizes_double_to_64k_then_grow_in_64k_steps)
 		struct rpcrdma_replybuf *b = get(&rb, len[i]);
 
 		cr_assert_eq(b->cap, cap[i], "len %u: cap %u, want %u", len[i], b->cap, cap[i]);
-		b->addr[b->cap - 1] = 1; /* the memory is really there (ASan) */
+		b->addr[len[i] - 1] = 1; /* the memory is really there (ASan) */
 		rpcrdma_replybufs_put(&rb, b);
 	}
 	rpcrdma_replybufs_destroy(&rb);
@@ -174,3 +181,79 @@ Test(reply_buffers, a_failed_registration_is_reported_and_leaks_nothing)
 	cr_assert_eq(regs, 0);
 	cr_assert_eq(deregs, 0);
 }
+
+Test(reply_buffers, a_sink_pool_registers_for_local_write_and_never_remote_access)
+{
+	struct rpcrdma_replybufs rb;
+
+	regs = deregs = fail_next_reg = 0;
+	want_access = IBV_ACCESS_LOCAL_WRITE;
+	rpcrdma_replybufs_init(&rb, NULL, IBV_ACCESS_LOCAL_WRITE, 1u << 20, 2u << 20);
+	rb.ops = (struct rpcrdma_replybuf_reg){ .reg = count_reg, .dereg = count_dereg };
+	rpcrdma_replybufs_put(&rb, get(&rb, 4200));
+	rpcrdma_replybufs_destroy(&rb);
+
+	/* remote access asked for by mistake is not granted */
+	rpcrdma_replybufs_init(&rb, NULL,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			       1u << 20, 2u << 20);
+	rb.ops = (struct rpcrdma_replybuf_reg){ .reg = count_reg, .dereg = count_dereg };
+	rpcrdma_replybufs_put(&rb, get(&rb, 4200));
+	rpcrdma_replybufs_destroy(&rb);
+	cr_assert_eq(regs, 2);
+	cr_assert_eq(regs, deregs);
+}
+
+Test(reply_buffers, one_buffer_over_the_budget_is_kept_only_up_to_the_size_limit)
+{
+	struct rpcrdma_replybufs rb;
+	struct rpcrdma_replybuf *b;
+
+	regs = deregs = fail_next_reg = 0;
+	want_access = IBV_ACCESS_LOCAL_WRITE;
+	rpcrdma_replybufs_init(&rb, NULL, IBV_ACCESS_LOCAL_WRITE, 1u << 20, 2u << 20);
+	rb.ops = (struct rpcrdma_replybuf_reg){ .reg = count_reg, .dereg = count_dereg };
+	b = get(&rb, (2u << 20) - 100); /* over the budget, within the limit: kept */
+	rpcrdma_replybufs_put(&rb, b);
+	cr_assert_eq(deregs, 0);
+	cr_assert_eq(get(&rb, 1u << 20), b);
+	rpcrdma_replybufs_put(&rb, b);
+	b = get(&rb, (2u << 20) + 1); /* over the limit: freed even with nothing idle */
+	rpcrdma_replybufs_destroy(&rb);
+	cr_assert_eq(deregs, 1);
+	rpcrdma_replybufs_put(&rb, b);
+	cr_assert_eq(deregs, 2);
+	cr_assert_null(rb.idle);
+	cr_assert_eq(rb.idle_bytes, 0);
+	cr_assert_eq(regs, deregs);
+}
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(UNDER_ASAN)
+/* ASan build only: the part of a lent buffer past the request is poisoned until it is given back. */
+Test(reply_buffers, asan_the_tail_past_the_request_is_poisoned_while_lent)
+{
+	struct rpcrdma_replybufs rb;
+	struct rpcrdma_replybuf *b;
+
+	setup(&rb, 1u << 20);
+	b = get(&rb, 5000);
+	cr_assert_eq(b->cap, 8192);
+	cr_assert(!__asan_address_is_poisoned(b->addr + 4999));
+	cr_assert(__asan_address_is_poisoned(b->addr + 5000));
+	cr_assert(__asan_address_is_poisoned(b->addr + b->cap - 1));
+	rpcrdma_replybufs_put(&rb, b);
+	cr_assert(!__asan_address_is_poisoned(b->addr + 5000), "given back: clean again");
+	cr_assert_eq(get(&rb, 8000), b, "reused");
+	cr_assert(!__asan_address_is_poisoned(b->addr + 7999));
+	cr_assert(__asan_address_is_poisoned(b->addr + 8000));
+	rpcrdma_replybufs_posted(&rb, b);
+	cr_assert_eq(rpcrdma_replybufs_complete(&rb, (uintptr_t)b), 0);
+	cr_assert(!__asan_address_is_poisoned(b->addr + 8000), "completed: clean again");
+	rpcrdma_replybufs_destroy(&rb);
+}
+#endif
