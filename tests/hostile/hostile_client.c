@@ -70,14 +70,12 @@ struct ctx {
 	bool scenario_failed;
 };
 
-static void fail(struct ctx *t, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) fail(struct ctx *t, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "hostile_client: FAIL: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	raw_vfail("hostile_client", fmt, ap);
 	va_end(ap);
 	t->failures++;
 	t->scenario_failed = true;

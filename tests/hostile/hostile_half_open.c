@@ -64,30 +64,14 @@ struct ctx {
 	long long slowest_ms;
 };
 
-static void fail(struct ctx *t, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) fail(struct ctx *t, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "hostile_half_open: FAIL: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	raw_vfail("hostile_half_open", fmt, ap);
 	va_end(ap);
 	t->failures++;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long long ms)
-{
-	if (ms > 0)
-		nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL);
 }
 
 /* Small buffers: many of these are held at once. */
@@ -140,7 +124,7 @@ static void probe(struct ctx *t, const char *what)
 	uint8_t pd[8];
 	struct raw_connect_params cp = { .private_data = pd, .private_data_len = sizeof(pd) };
 	enum raw_connect_result r = RAW_CONNECT_OK;
-	long long t0 = now_ms(), dt;
+	long long t0 = raw_now_ms(), dt;
 	struct raw_peer *p;
 	bool ok;
 
@@ -149,7 +133,7 @@ static void probe(struct ctx *t, const char *what)
 	t->probes++;
 	p = raw_connect(t->addr, t->port, &cfg, &cp, PROMPT_MS, &r);
 	ok = p && null_answered(t, p, PROMPT_MS);
-	dt = now_ms() - t0;
+	dt = raw_now_ms() - t0;
 	if (dt > t->slowest_ms)
 		t->slowest_ms = dt;
 	if (!ok || dt > PROMPT_MS)
@@ -164,14 +148,14 @@ static void probe(struct ctx *t, const char *what)
 /* Probe once a second for @ms. */
 static void probe_for(struct ctx *t, const char *what, long long ms)
 {
-	long long end = now_ms() + ms;
+	long long end = raw_now_ms() + ms;
 
 	do {
-		long long next = now_ms() + 1000;
+		long long next = raw_now_ms() + 1000;
 
 		probe(t, what);
-		sleep_ms((next < end ? next : end) - now_ms());
-	} while (now_ms() < end);
+		raw_sleep_ms((next < end ? next : end) - raw_now_ms());
+	} while (raw_now_ms() < end);
 }
 
 /* The port of the "ADDRESS:PORT" after @key in @line (the last ':'), or 0. */
@@ -220,11 +204,11 @@ static int server_holds(const struct ctx *t, const uint16_t *ports, int n)
 /* Wait up to @ms until the server holds at most @most of @ports; the count. */
 static int wait_holds_at_most(const struct ctx *t, const uint16_t *ports, int n, int most, int ms)
 {
-	long long end = now_ms() + ms;
+	long long end = raw_now_ms() + ms;
 	int held;
 
-	while ((held = server_holds(t, ports, n)) > most && now_ms() < end)
-		sleep_ms(200);
+	while ((held = server_holds(t, ports, n)) > most && raw_now_ms() < end)
+		raw_sleep_ms(200);
 	return held;
 }
 
@@ -253,7 +237,7 @@ static void drop_all(struct raw_peer **p, int n)
 static void drop_and_check(struct ctx *t, const char *what, struct raw_peer **p,
 			   const uint16_t *ports, int n)
 {
-	long long t0 = now_ms();
+	long long t0 = raw_now_ms();
 	int held;
 
 	drop_all(p, n);
@@ -263,7 +247,7 @@ static void drop_and_check(struct ctx *t, const char *what, struct raw_peer **p,
 		     held, n, GONE_MS);
 	else
 		printf("  %-12s the server let go of all %d within %lld ms of their drop\n", what, n,
-		       now_ms() - t0);
+		       raw_now_ms() - t0);
 	probe(t, what);
 }
 

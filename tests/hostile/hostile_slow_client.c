@@ -45,24 +45,14 @@ struct ctx {
 	long long slowest_ms;
 };
 
-static void fail(struct ctx *t, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) fail(struct ctx *t, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "hostile_slow_client: FAIL: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	raw_vfail("hostile_slow_client", fmt, ap);
 	va_end(ap);
 	t->failures++;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static struct raw_peer *open_peer(struct ctx *t, bool hold_recvs)
@@ -88,7 +78,7 @@ static void probe_others(struct ctx *t, const char *what)
 	struct raw_peer *p = open_peer(t, false);
 	uint32_t xid = t->next_xid++, len = 0;
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
-	long long t0 = now_ms(), dt;
+	long long t0 = raw_now_ms(), dt;
 	uint8_t m[512];
 	char cmd[512];
 
@@ -100,7 +90,7 @@ static void probe_others(struct ctx *t, const char *what)
 	    st != IBV_WC_SUCCESS || !raw_null_reply_ok(m, len, xid))
 		fail(t, "%s: another client's NULL call got no correct reply within %d ms", what,
 		     PROMPT_MS);
-	dt = now_ms() - t0;
+	dt = raw_now_ms() - t0;
 	if (dt > t->slowest_ms)
 		t->slowest_ms = dt;
 	printf("  %-14s another client's NULL call answered in %lld ms\n", what, dt);

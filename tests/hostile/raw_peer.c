@@ -23,7 +23,7 @@ static uint64_t wr_id_make(enum raw_wr_kind kind, uint64_t seq, uint32_t slot)
 	return ((uint64_t)kind << 56) | ((seq & 0xffffffu) << 32) | slot;
 }
 
-static long long now_ms(void)
+long long raw_now_ms(void)
 {
 	struct timespec ts;
 
@@ -31,9 +31,22 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void raw_sleep_ms(long long ms)
+{
+	if (ms > 0)
+		nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL);
+}
+
+void raw_vfail(const char *prog, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: FAIL: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 static int ms_left(long long deadline)
 {
-	long long left = deadline - now_ms();
+	long long left = deadline - raw_now_ms();
 
 	return left < 0 ? 0 : (int)left;
 }
@@ -131,7 +144,7 @@ struct cm_ev {
 static int cm_next(struct rdma_event_channel *ec, int timeout_ms, struct cm_ev *out)
 {
 	struct rdma_cm_event *ev;
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = raw_now_ms() + timeout_ms;
 
 	for (;;) {
 		if (rdma_get_cm_event(ec, &ev) == 0)
@@ -192,7 +205,7 @@ bool raw_peer_poll_cm(struct raw_peer *p)
 
 bool raw_peer_wait_disconnect(struct raw_peer *p, int timeout_ms)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = raw_now_ms() + timeout_ms;
 
 	while (!raw_peer_poll_cm(p)) {
 		struct pollfd pfd = { .fd = p->ec->fd, .events = POLLIN };
@@ -406,7 +419,7 @@ static struct raw_peer *connect_any(const char *addr, uint16_t port,
 				    const struct raw_connect_params *cp, int timeout_ms, bool finish,
 				    enum raw_connect_result *result)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = raw_now_ms() + timeout_ms;
 	enum raw_connect_result r;
 	struct raw_peer *p;
 	int tries = 0;
@@ -516,7 +529,7 @@ void raw_listener_destroy(struct raw_listener *l)
 
 int raw_listener_wait_request(struct raw_listener *l, int timeout_ms, struct raw_conn_request *req)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = raw_now_ms() + timeout_ms;
 	struct cm_ev ev;
 
 	for (;;) {
@@ -551,7 +564,7 @@ struct raw_peer *raw_accept(struct raw_conn_request *req, const struct raw_peer_
 {
 	struct raw_peer *p = peer_new(cfg);
 	struct rdma_conn_param param = { 0 };
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = raw_now_ms() + timeout_ms;
 	struct cm_ev ev;
 
 	if (!p || rdma_migrate_id(req->id, p->ec)) {
@@ -681,7 +694,7 @@ static int cq_poll_one(struct raw_peer *p, struct ibv_wc *wc)
 
 enum raw_wait raw_peer_wait(struct raw_peer *p, int timeout_ms, struct ibv_wc *wc)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = raw_now_ms() + timeout_ms;
 
 	if (stash_pop(p, wc))
 		return RAW_WAIT_COMPLETION;
@@ -715,7 +728,7 @@ enum raw_wait raw_peer_wait(struct raw_peer *p, int timeout_ms, struct ibv_wc *w
 
 enum raw_wait raw_peer_wait_wr(struct raw_peer *p, uint64_t wr_id, int timeout_ms, struct ibv_wc *wc)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = raw_now_ms() + timeout_ms;
 
 	/* Look through the stash first, keeping the rest in order. */
 	for (uint32_t i = 0, n = p->stash_count; i < n; i++) {
@@ -754,7 +767,7 @@ enum raw_wait raw_peer_wait_wr(struct raw_peer *p, uint64_t wr_id, int timeout_m
 enum raw_wait raw_peer_recv(struct raw_peer *p, int timeout_ms, void *out, uint32_t cap,
 			    uint32_t *len, enum ibv_wc_status *status)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = raw_now_ms() + timeout_ms;
 	struct ibv_wc wc;
 
 	for (;;) {

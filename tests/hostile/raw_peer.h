@@ -32,6 +32,7 @@
 #ifndef HOSTILE_RAW_PEER_H
 #define HOSTILE_RAW_PEER_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -105,6 +106,12 @@ struct raw_peer {
 	struct ibv_wc stash[RAW_PEER_STASH];
 	uint32_t stash_head, stash_count;
 };
+
+/* The tools' common ground: CLOCK_MONOTONIC in ms, a sleep (none for @ms <= 0),
+ * and "PROG: FAIL: message" on stderr. */
+long long raw_now_ms(void);
+void raw_sleep_ms(long long ms);
+void raw_vfail(const char *prog, const char *fmt, va_list ap);
 
 /*
  * raw_connect - connect to @addr (IPv4 or IPv6 literal) port @port as a
