@@ -127,7 +127,7 @@ int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_c
 	struct rpcrdma_ep_params params;
 	struct clnt_rdma_conn *cn = calloc(1, sizeof(*cn));
 	const struct rpcrdma_ep_info *info;
-	int64_t left = deadline - rpcrdma_now_ms(), end;
+	int64_t now = rpcrdma_now_ms(), left = deadline - now;
 	int rc;
 
 	if (!cn)
@@ -136,7 +136,6 @@ int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_c
 	rpcrdma_options_ep_params(&ct->opts, &params);
 	if (left > 0 && left < params.timeout_ms) /* none left: a zero-timeout call is still sent */
 		params.timeout_ms = (int)left;
-	end = rpcrdma_now_ms() + params.timeout_ms;
 	rc = rpcrdma_ep_connect((const struct sockaddr *)&ct->addr, &params, &cn->ep);
 	if (rc)
 		goto fail;
@@ -153,7 +152,7 @@ int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_c
 	rpcrdma_credits_client_reset(&cn->credits);
 	cn->ccp = RPCRDMA_CCP_NOT_ASKED;
 	if (ct->opts.use_ccp) {
-		rc = clnt_rdma_ccp(ct, cn, end);
+		rc = clnt_rdma_ccp(ct, cn, now + params.timeout_ms); /* connect and CCP together */
 		if (rc)
 			goto fail;
 	}

@@ -100,16 +100,16 @@ int rpcrdma_replybufs_get(struct rpcrdma_replybufs *rb, uint32_t len,
 
 	while (*pp && (*pp)->cap < len)
 		pp = &(*pp)->next;
-	if (!*pp) {
+	if (*pp) {
+		*out = *pp;
+		*pp = (*pp)->next;
+		(*out)->next = NULL;
+		rb->idle_bytes -= (*out)->cap;
+	} else {
 		rc = replybuf_alloc(rb, len, out);
-		if (!rc)
-			replybuf_lend(*out, len);
-		return rc;
+		if (rc)
+			return rc;
 	}
-	*out = *pp;
-	*pp = (*pp)->next;
-	(*out)->next = NULL;
-	rb->idle_bytes -= (*out)->cap;
 	replybuf_lend(*out, len);
 	return 0;
 }

@@ -307,15 +307,16 @@ static int svc_rdma_reply_send(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 	 * may point into the call's receive buffer or Read sink (an
 	 * XDR_INLINE pointer kept from svc_getargs), which the end gives
 	 * back.  The header's length does not depend on the grant, which
-	 * comes after the end (the call's receive is posted again first).
+	 * comes after the end (the call's receive is posted again first), so
+	 * the body goes after the header's size and the header is written
+	 * once, with the grant.
 	 */
-	if (rpcrdma_header_encode(&r->out, r->buf->addr, c->send_cap, &hlen) != RPCRDMA_HDR_OK)
+	hlen = rpcrdma_header_encoded_size(&r->out);
+	if (hlen > c->send_cap)
 		return -EIO;
-	if (r->plan.type == RDMA_MSG) {
-		if (r->plan.body_len > c->send_cap - hlen ||
-		    svc_rdma_reply_body(r, r->buf->addr + hlen))
-			return -EIO;
-	}
+	if (r->plan.type == RDMA_MSG &&
+	    (r->plan.body_len > c->send_cap - hlen || svc_rdma_reply_body(r, r->buf->addr + hlen)))
+		return -EIO;
 	svc_rdma_call_end(c, cl);
 	r->out.credit = svc_rdma_grant(c, requested);
 	if (rpcrdma_header_encode(&r->out, r->buf->addr, c->send_cap, &hlen) != RPCRDMA_HDR_OK)

@@ -6,9 +6,10 @@
  * accept.  Connection setup carries our RFC 8797 private data and the
  * IRD/ORD of cm-private/mpa.c.  The active side waits for ESTABLISHED;
  * the passive side accepts and returns, and learns of ESTABLISHED (or
- * of the handshake's failure) from its channel later.  Send-queue work requests get an internal
- * wr_id (a slot after the receive indexes) so a flushed completion,
- * whose opcode is undefined, still reports its kind and caller wr_id.
+ * of the handshake's failure) from its channel later.  Send-queue work
+ * requests get an internal wr_id (a slot after the receive indexes) so a
+ * flushed completion, whose opcode is undefined, still reports its kind
+ * and caller wr_id.
  */
 #include <errno.h>
 #include <fcntl.h>
