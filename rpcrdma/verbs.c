@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -804,11 +805,37 @@ int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_param
 
 /* ---- passive side ---------------------------------------------------------------- */
 
+static bool addr_port_is_any(const struct sockaddr *addr)
+{
+	if (addr->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)addr)->sin_port == 0;
+	return addr->sa_family == AF_INET6 && ((const struct sockaddr_in6 *)addr)->sin6_port == 0;
+}
+
+/* A new cm id bound to @addr and listening; on failure none is left. */
+static int listener_listen(struct rpcrdma_listener *l, const struct sockaddr *addr, int backlog)
+{
+	int rc = 0;
+
+	errno_clear();
+	if (rdma_create_id(l->channel, &l->id, l, RDMA_PS_TCP))
+		return neg_errno(ENOMEM);
+	if (rdma_bind_addr(l->id, (struct sockaddr *)addr))
+		rc = neg_errno(EADDRNOTAVAIL);
+	if (!rc && rdma_listen(l->id, backlog))
+		rc = neg_errno(EIO);
+	if (rc) {
+		rdma_destroy_id(l->id);
+		l->id = NULL;
+	}
+	return rc;
+}
+
 int rpcrdma_listener_create(const struct sockaddr *addr, const struct rpcrdma_ep_params *params,
 			    int backlog, struct rpcrdma_listener **out)
 {
 	struct rpcrdma_listener *l;
-	int rc = -ENOMEM;
+	int rc = -ENOMEM, tries = 0;
 
 	if (!ep_params_valid(params))
 		return -EINVAL;
@@ -822,12 +849,12 @@ int rpcrdma_listener_create(const struct sockaddr *addr, const struct rpcrdma_ep
 		goto out_destroy;
 	}
 	rc = fd_set_nonblock(l->channel->fd);
-	if (!rc && rdma_create_id(l->channel, &l->id, l, RDMA_PS_TCP))
-		rc = neg_errno(ENOMEM);
-	if (!rc && rdma_bind_addr(l->id, (struct sockaddr *)addr))
-		rc = neg_errno(EADDRNOTAVAIL);
-	if (!rc && rdma_listen(l->id, backlog))
-		rc = neg_errno(EIO);
+	if (rc)
+		goto out_destroy;
+	/* a port rdma_cm picked may be held as a TCP port (see EP_CONNECT_PORT_TRIES) */
+	do
+		rc = listener_listen(l, addr, backlog);
+	while (rc == -EADDRINUSE && addr_port_is_any(addr) && ++tries < EP_CONNECT_PORT_TRIES);
 	if (rc)
 		goto out_destroy;
 	*out = l;

@@ -91,7 +91,10 @@ int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_param
 
 /*
  * rpcrdma_listener_create - passive side: bind and listen on @addr
- * (port 0 picks one; rpcrdma_listener_addr() tells which).
+ * (port 0 picks one, another when iWARP finds it held as a TCP port;
+ * rpcrdma_listener_addr() tells which).  Returns 0, -EINVAL (bad
+ * params), -EADDRNOTAVAIL or -EADDRINUSE (cannot bind @addr), -ENODEV,
+ * -ENOMEM, or another -errno.
  */
 int rpcrdma_listener_create(const struct sockaddr *addr, const struct rpcrdma_ep_params *params,
 			    int backlog, struct rpcrdma_listener **out);

@@ -234,12 +234,12 @@ SVCXPRT *rdmatest_listen(const char *prog, const char *addr, const struct rpcrdm
 	}
 	x = svc_rdma_create((struct sockaddr *)&ss, o);
 	if (!x) {
-		fprintf(stderr, "%s: %s: %s", prog, addr, clnt_spcreateerror("svc_rdma_create"));
+		fprintf(stderr, "%s: %s: %s\n", prog, addr, clnt_spcreateerror("svc_rdma_create"));
 		return NULL;
 	}
 	if (!svc_rdma_reg(x, RDMATEST_PROG, RDMATEST_V1, dispatch ? dispatch : rdmatest_dispatch,
 			  &rdmatest_ulb)) {
-		fprintf(stderr, "%s: %s: %s", prog, addr, clnt_spcreateerror("svc_rdma_reg"));
+		fprintf(stderr, "%s: %s: %s\n", prog, addr, clnt_spcreateerror("svc_rdma_reg"));
 		return NULL;
 	}
 	return x;
