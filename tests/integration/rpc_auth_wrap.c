@@ -209,10 +209,11 @@ static void run_retry_resend(const char *host, const char *netid, const char *la
 	struct resend_counts before;
 	struct rpcrdma_options o;
 	struct wrap_auth *w;
-	char what[160];
+	char what[200];
 	enum clnt_stat st;
 	bool same = false;
 	CLIENT *cl;
+	double t0;
 
 	rpcrdma_options_init(&o);
 	o.ulb = &rdmatest_ulb;
@@ -224,12 +225,13 @@ static void run_retry_resend(const char *host, const char *netid, const char *la
 		return;
 	before = resend_counts_now();
 	atomic_store(&stall_next, true);
+	t0 = rdmatest_now();
 	st = rdmatest_call_echo_text(cl, "a reply held back past the retry timeout", call_tv, &same);
 	clnt_rdma_getinfo(cl, &ci);
 	snprintf(what, sizeof(what),
 		 "%s, reconnect_resend: a reply held back %d s, sent again on a new connection: "
-		 "%s, connections %u",
-		 label, STALL_S, clnt_sperrno(st), ci.connects);
+		 "%s after %.2f s, connections %u",
+		 label, STALL_S, clnt_sperrno(st), rdmatest_now() - t0, ci.connects);
 	check_resent(w, before, st == RPC_SUCCESS && same && ci.connects == 2, what);
 	auth_destroy(cl->cl_auth);
 	clnt_destroy(cl);
