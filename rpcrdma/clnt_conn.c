@@ -51,12 +51,20 @@ bool clnt_call_replied(const struct clnt_rdma_call *c)
 	return c->replied && !c->conn->slots[c->slot].send_pending;
 }
 
+/* Read without ct->lock by the scans below: a call may free its slot without it. */
+static bool slot_busy(const struct clnt_rdma_slot *s)
+{
+	return __atomic_load_n(&s->busy, __ATOMIC_ACQUIRE);
+}
+
 void clnt_call_wake(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 {
 	if (!c->waiting)
 		return;
 	c->waiting = false;
 	c->woken_replied = !c->rb && clnt_call_replied(c);
+	if (c->woken_replied)
+		c->conn->slots[c->slot].call = NULL; /* the call frees the slot alone: never look at it again */
 	c->wake_next = ct->wakes;
 	ct->wakes = c;
 }
@@ -100,7 +108,7 @@ static void conn_free(struct clnt_rdma_conn *cn)
 
 void clnt_conn_put(struct clnt_rdma_conn *cn)
 {
-	if (cn && --cn->refs == 0)
+	if (cn && __atomic_sub_fetch(&cn->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		conn_free(cn);
 }
 
@@ -180,7 +188,7 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 	cn->dead = true;
 	cn->err = err;
 	for (uint32_t i = 0; i < cn->nslots; i++)
-		if (cn->slots[i].busy && cn->slots[i].call)
+		if (slot_busy(&cn->slots[i]) && cn->slots[i].call)
 			call_fail(ct, cn->slots[i].call, err);
 	pthread_cond_broadcast(&ct->credit_cv);
 }
@@ -208,11 +216,11 @@ bool clnt_conn_take_slot(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c)
 	if (cn->dead || !rpcrdma_credits_client_acquire(&cn->credits, cap))
 		return false;
 	for (uint32_t i = 0; i < cn->nslots; i++)
-		if (!cn->slots[i].busy) {
+		if (!slot_busy(&cn->slots[i])) {
 			cn->slots[i] = (struct clnt_rdma_slot){ .call = c, .xid = c->xid, .busy = true };
 			c->slot = i;
 			c->conn = cn;
-			cn->refs++;
+			__atomic_add_fetch(&cn->refs, 1, __ATOMIC_RELAXED);
 			c->replied = c->failed = c->have_recv = c->inv_pending = false;
 			c->invalidated_rkey = 0;
 			return true;
@@ -288,10 +296,11 @@ static int conn_current(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_r
 /* Every credit is held by a call nobody waits for, so nobody polls for their replies either. */
 static bool conn_orphaned(const struct clnt_rdma_conn *cn)
 {
-	return cn->orphans && cn->orphans >= cn->credits.outstanding;
+	return cn->orphans && cn->orphans >= rpcrdma_credits_client_outstanding(&cn->credits);
 }
 
-int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
+/* A slot and credit, or -errno; 1: none yet, wait for one. */
+static int conn_try_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
 {
 	struct clnt_rdma_conn *cn;
 	int rc;
@@ -307,14 +316,33 @@ int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t 
 			if (clnt_conn_take_slot(cn, c))
 				return 0;
 		}
-		if (conn_orphaned(cn)) {
-			/* the next has none: a call with no time left (batched) is still sent */
-			clnt_conn_kill(ct, cn, ETIMEDOUT, "every credit is held by a timed-out call");
-			continue;
-		}
-		if (conn_credit_wait(ct, deadline))
-			return -ETIMEDOUT;
+		if (!conn_orphaned(cn))
+			return 1;
+		/* the next has none: a call with no time left (batched) is still sent */
+		clnt_conn_kill(ct, cn, ETIMEDOUT, "every credit is held by a timed-out call");
 	}
+}
+
+/*
+ * A call that frees its slot without ct->lock (clnt_conn_detach_unlocked)
+ * broadcasts credit_cv only when it sees credit_waiters: so a waiter
+ * counts itself before it looks for a slot the last time, and then
+ * either finds that slot free or is seen.
+ */
+int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
+{
+	int rc = conn_try_attach(ct, c, deadline);
+
+	if (rc <= 0)
+		return rc;
+	__atomic_add_fetch(&ct->credit_waiters, 1, __ATOMIC_SEQ_CST);
+	while ((rc = conn_try_attach(ct, c, deadline)) == 1)
+		if (conn_credit_wait(ct, deadline)) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+	__atomic_sub_fetch(&ct->credit_waiters, 1, __ATOMIC_SEQ_CST);
+	return rc;
 }
 
 static void conn_repost(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, uint32_t index)
@@ -340,6 +368,25 @@ void clnt_conn_detach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 		pthread_cond_broadcast(&ct->credit_cv); /* a credit waiter may reset the connection now */
 	} else {
 		slot_release(ct, cn, c->slot);
+	}
+	c->conn = NULL;
+	clnt_conn_put(cn);
+}
+
+void clnt_conn_detach_unlocked(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
+{
+	struct clnt_rdma_conn *cn = c->conn;
+	int rc = c->have_recv ? rpcrdma_ep_repost_recv(cn->ep, c->recv_index) : 0;
+
+	c->have_recv = false;
+	__atomic_store_n(&cn->slots[c->slot].busy, false, __ATOMIC_SEQ_CST);
+	rpcrdma_credits_client_release(&cn->credits);
+	if (rc || __atomic_load_n(&ct->credit_waiters, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_lock(&ct->lock);
+		if (rc)
+			clnt_conn_kill(ct, cn, EIO, "reposting a receive failed");
+		pthread_cond_broadcast(&ct->credit_cv);
+		clnt_rdma_unlock(ct);
 	}
 	c->conn = NULL;
 	clnt_conn_put(cn);
@@ -372,7 +419,7 @@ static uint32_t be32_at(const uint8_t *p)
 static struct clnt_rdma_slot *conn_slot_by_xid(struct clnt_rdma_conn *cn, uint32_t xid)
 {
 	for (uint32_t i = 0; i < cn->nslots; i++)
-		if (cn->slots[i].busy && cn->slots[i].reply_pending && cn->slots[i].xid == xid)
+		if (slot_busy(&cn->slots[i]) && cn->slots[i].reply_pending && cn->slots[i].xid == xid)
 			return &cn->slots[i];
 	return NULL;
 }
@@ -380,7 +427,7 @@ static struct clnt_rdma_slot *conn_slot_by_xid(struct clnt_rdma_conn *cn, uint32
 /* The slot whose Send or local invalidation completed, if still in use. */
 static struct clnt_rdma_slot *conn_slot_by_index(struct clnt_rdma_conn *cn, uint64_t index)
 {
-	return index < cn->nslots && cn->slots[index].busy ? &cn->slots[index] : NULL;
+	return index < cn->nslots && slot_busy(&cn->slots[index]) ? &cn->slots[index] : NULL;
 }
 
 static void conn_orphan_check(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
@@ -506,7 +553,7 @@ static void conn_handoff(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 	for (uint32_t i = 0; i < cn->nslots; i++) {
 		struct clnt_rdma_call *c = cn->slots[i].call;
 
-		if (cn->slots[i].busy && c && c->waiting) {
+		if (slot_busy(&cn->slots[i]) && c && c->waiting) {
 			clnt_call_wake(ct, c);
 			return;
 		}

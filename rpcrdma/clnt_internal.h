@@ -13,8 +13,12 @@
  * (clnt_call_wake) with the lock held but its semaphore is posted only
  * after the lock is released (clnt_rdma_unlock), so the woken thread
  * does not at once block on the mutex its waker still holds; a call
- * woken with its reply and nothing to revoke decodes without retaking
- * it (CLNT_CONN_REPLIED_UNLOCKED).
+ * woken with its reply and nothing to revoke finishes without retaking
+ * it (CLNT_CONN_REPLIED_UNLOCKED): it decodes, reposts its receive and
+ * gives back its slot and credit (clnt_conn_detach_unlocked).  For that
+ * a slot's `busy`, the credits' `outstanding`, the connection's `refs`
+ * and ct->credit_waiters are atomics, the waker unhooks the call from
+ * its slot, and ct->err has a lock of its own.
  */
 #ifndef RPCRDMA_CLNT_INTERNAL_H
 #define RPCRDMA_CLNT_INTERNAL_H
@@ -36,9 +40,10 @@ struct clnt_rdma_call;
 
 /* A call's place on a connection: its send buffer and its XID. */
 struct clnt_rdma_slot {
-	struct clnt_rdma_call *call; /* NULL once the caller gave up (orphan) */
+	/* NULL once the caller gave up (orphan), or was woken to finish alone */
+	struct clnt_rdma_call *call;
 	uint32_t xid;
-	bool busy;
+	bool busy;                   /* atomic: freed without ct->lock */
 	bool send_pending;           /* the Send from this slot is not completed */
 	bool reply_pending;          /* the call was sent and no reply came yet */
 };
@@ -58,7 +63,7 @@ struct clnt_rdma_conn {
 	bool ccp_pending;            /* CCP asked for and not answered: one credit, 1 KB */
 	struct rpcrdma_ccp_client ccp_state;
 	enum rpcrdma_ccp_outcome ccp;
-	uint32_t refs;               /* calls attached, plus one while current */
+	uint32_t refs;               /* calls attached, plus one while current; atomic */
 	bool dead;
 	bool retry_reset;            /* killed by a call's retry timeout */
 	int err;                     /* why it died (errno) */
@@ -123,9 +128,11 @@ struct rpcrdma_clnt {
 	pthread_mutex_t auth_lock;
 	struct clnt_rdma_call *wakes; /* woken calls whose semaphore is not posted yet */
 	pthread_cond_t credit_cv;    /* credits or connection state changed */
+	uint32_t credit_waiters;     /* atomic: calls that wait, or are about to, on credit_cv */
 	struct clnt_rdma_conn *conn; /* current connection, or NULL */
 	bool connecting;             /* a thread is building the next connection */
 	uint32_t connects;
+	pthread_mutex_t err_lock;    /* err, which calls finishing without ct->lock write too */
 	struct rpcrdma_options opts;
 	struct timeval timeout;
 	bool timeout_set;
@@ -197,6 +204,15 @@ int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t 
  * still due) and its reference.  ct->lock held.
  */
 void clnt_conn_detach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c);
+
+/*
+ * clnt_conn_detach_unlocked - clnt_conn_detach without ct->lock, for a
+ * call that clnt_conn_wait returned CLNT_CONN_REPLIED_UNLOCKED: its
+ * slot no longer names it and no completion for it is due.  Takes
+ * ct->lock only when a receive cannot be reposted (the connection is
+ * killed) or a call waits for a credit.
+ */
+void clnt_conn_detach_unlocked(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c);
 
 /* The slot's send buffer. */
 uint8_t *clnt_conn_send_buf(const struct clnt_rdma_conn *cn, uint32_t slot);

@@ -497,10 +497,13 @@ static int64_t clnt_rdma_try_end(const struct rpcrdma_clnt *ct, const struct cln
 /*
  * Send @c on the connection it is attached to and take its reply.
  * Called and returns with ct->lock held; marshalled data is @c's.
+ * Except: with @detached non-NULL, a call woken with its complete reply
+ * (CLNT_CONN_REPLIED_UNLOCKED) is detached without the lock and returns
+ * without it, *@detached set.
  */
 static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 					 struct clnt_rdma_call *c, xdrproc_t xres, void *res,
-					 int64_t deadline)
+					 int64_t deadline, bool *detached)
 {
 	struct clnt_rdma_conn *cn = c->conn;
 	int64_t try_end = clnt_rdma_try_end(ct, cn, deadline);
@@ -534,6 +537,11 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 	c->retry_expired = rc < 0 && cn->retry_reset;
 	if (rc == CLNT_CONN_REPLIED_UNLOCKED) {
 		st = clnt_rdma_decode(auth, c, xres, res);
+		if (detached) {
+			clnt_conn_detach_unlocked(ct, c);
+			*detached = true;
+			return st;
+		}
 		pthread_mutex_lock(&ct->lock);
 		return st;
 	}
@@ -623,15 +631,20 @@ static enum clnt_stat clnt_rdma_remarshal(struct rpcrdma_clnt *ct, AUTH *auth,
 	return st;
 }
 
-/* Attach, exchange, release; again on a new connection when allowed.  ct->lock held. */
+/*
+ * Attach, exchange, release; again on a new connection when allowed.
+ * Called with ct->lock held; returns with it held unless *@unlocked.
+ */
 static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct clnt_rdma_call *c,
-				    xdrproc_t xres, void *res, int64_t deadline)
+				    xdrproc_t xres, void *res, int64_t deadline, bool *unlocked)
 {
 	bool resending = false, again = false;
 	enum clnt_stat st;
 	int rc;
 
 	for (;;) {
+		bool detached = false;
+
 		st = clnt_rdma_remarshal(ct, auth, c);
 		if (st != RPC_SUCCESS)
 			return st;
@@ -649,7 +662,15 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 			return call_fail(c, RPC_TIMEDOUT, 0);
 		}
 		again = true;
-		st = clnt_rdma_exchange(ct, auth, c, xres, res, deadline);
+		st = clnt_rdma_exchange(ct, auth, c, xres, res, deadline, &detached);
+		if (detached && clnt_rdma_grow_reply(c)) {
+			pthread_mutex_lock(&ct->lock);
+			continue;
+		}
+		if (detached) {
+			*unlocked = true; /* replied: nothing to retry */
+			return st;
+		}
 		clnt_rdma_release(ct, c);
 		if (clnt_rdma_grow_reply(c))
 			continue;
@@ -741,7 +762,7 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t de
 	pthread_mutex_lock(&ct->lock);
 	if (st == RPC_SUCCESS)
 		st = clnt_rdma_exchange(ct, none, c, (xdrproc_t)xdr_rpcrdma_config_reply, &rep,
-					deadline);
+					deadline, NULL);
 	lost = c->conn_lost || cn->dead;
 	unanswered = st == RPC_TIMEDOUT;
 	clnt_rdma_release(ct, c);
@@ -761,6 +782,14 @@ static int64_t clnt_rdma_deadline(const struct rpcrdma_clnt *ct, struct timeval 
 	return rpcrdma_now_ms() + clnt_rdma_tv_ms(t);
 }
 
+/* The last call's error, for clnt_geterr. */
+static void clnt_rdma_set_err(struct rpcrdma_clnt *ct, const struct rpc_err *err)
+{
+	pthread_mutex_lock(&ct->err_lock);
+	ct->err = *err;
+	pthread_mutex_unlock(&ct->err_lock);
+}
+
 /*
  * One call with a new XID.  The deadline is taken at the first attempt
  * (*@deadline is INT64_MIN until then), under the lock the call takes
@@ -772,14 +801,14 @@ static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xa
 {
 	struct rpcrdma_clnt *ct = clnt_rdma_of(cl);
 	struct clnt_rdma_call *c;
+	bool unlocked = false;
 	enum clnt_stat st;
 
 	c = clnt_rdma_call_new(ct, __atomic_load_n(&ct->prog, __ATOMIC_RELAXED),
 			       __atomic_load_n(&ct->vers, __ATOMIC_RELAXED), proc);
 	if (!c) {
-		pthread_mutex_lock(&ct->lock);
-		ct->err = *err = (struct rpc_err){ .re_status = RPC_SYSTEMERROR, .re_errno = ENOMEM };
-		clnt_rdma_unlock(ct);
+		*err = (struct rpc_err){ .re_status = RPC_SYSTEMERROR, .re_errno = ENOMEM };
+		clnt_rdma_set_err(ct, err);
 		return RPC_SYSTEMERROR;
 	}
 	st = clnt_rdma_marshal(cl->cl_auth, ct->opts.max_rpc_size, c, xargs, args);
@@ -787,9 +816,11 @@ static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xa
 	if (*deadline == INT64_MIN)
 		*deadline = clnt_rdma_deadline(ct, tv);
 	if (st == RPC_SUCCESS)
-		st = clnt_rdma_run(ct, cl->cl_auth, c, xres, res, *deadline);
-	ct->err = *err = c->err;
-	clnt_rdma_unlock(ct);
+		st = clnt_rdma_run(ct, cl->cl_auth, c, xres, res, *deadline, &unlocked);
+	if (!unlocked)
+		clnt_rdma_unlock(ct);
+	*err = c->err;
+	clnt_rdma_set_err(ct, err);
 	clnt_rdma_call_free(c);
 	return st;
 }
@@ -843,9 +874,9 @@ static void clnt_rdma_geterr(CLIENT *cl, struct rpc_err *err)
 {
 	struct rpcrdma_clnt *ct = clnt_rdma_of(cl);
 
-	pthread_mutex_lock(&ct->lock);
+	pthread_mutex_lock(&ct->err_lock);
 	*err = ct->err;
-	clnt_rdma_unlock(ct);
+	pthread_mutex_unlock(&ct->err_lock);
 }
 
 static bool_t clnt_rdma_freeres(CLIENT *cl, xdrproc_t xres, void *res)
@@ -863,6 +894,7 @@ static void clnt_rdma_free(struct rpcrdma_clnt *ct)
 	clnt_conn_put(ct->conn);
 	pthread_cond_destroy(&ct->credit_cv);
 	pthread_mutex_destroy(&ct->lock);
+	pthread_mutex_destroy(&ct->err_lock);
 	pthread_mutex_destroy(&ct->auth_lock);
 	free(ct);
 }
@@ -1039,6 +1071,7 @@ static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t
 	pthread_mutex_init(&ct->auth_lock, &recursive);
 	pthread_mutexattr_destroy(&recursive);
 	pthread_mutex_init(&ct->lock, NULL);
+	pthread_mutex_init(&ct->err_lock, NULL);
 	pthread_cond_init(&ct->credit_cv, NULL);
 	ct->opts = *opts;
 	memcpy(&ct->addr, addr, clnt_rdma_addr_len(addr));

@@ -1,6 +1,9 @@
 /*
  * Credit accounting for both peers; no locking here, callers hold the
- * lock of the connection the credits belong to.
+ * lock of the connection the credits belong to, except that a client
+ * call may give its credit back without it: `outstanding` is read and
+ * written atomically, and only a release can lower it, so an acquire
+ * that found room still has it when it takes the credit.
  */
 #include "rpcrdma/credits.h"
 #include "xdr/names.h"
@@ -37,19 +40,28 @@ uint32_t rpcrdma_credits_client_request(const struct rpcrdma_credits_client *c)
 	return c->slots;
 }
 
+uint32_t rpcrdma_credits_client_outstanding(const struct rpcrdma_credits_client *c)
+{
+	return __atomic_load_n(&c->outstanding, __ATOMIC_SEQ_CST);
+}
+
 bool rpcrdma_credits_client_acquire(struct rpcrdma_credits_client *c, uint32_t cap)
 {
-	if (c->outstanding >= min_u32(c->granted, at_least_one(cap)))
+	if (rpcrdma_credits_client_outstanding(c) >= min_u32(c->granted, at_least_one(cap)))
 		return false;
-	c->outstanding++;
+	__atomic_add_fetch(&c->outstanding, 1, __ATOMIC_SEQ_CST);
 	return true;
 }
 
 enum rpcrdma_credit_status rpcrdma_credits_client_release(struct rpcrdma_credits_client *c)
 {
-	if (!c->outstanding)
-		return RPCRDMA_CREDIT_NONE_OUTSTANDING;
-	c->outstanding--;
+	uint32_t n = rpcrdma_credits_client_outstanding(c);
+
+	do
+		if (!n)
+			return RPCRDMA_CREDIT_NONE_OUTSTANDING;
+	while (!__atomic_compare_exchange_n(&c->outstanding, &n, n - 1, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST));
 	return RPCRDMA_CREDIT_OK;
 }
 
@@ -61,7 +73,7 @@ void rpcrdma_credits_client_grant(struct rpcrdma_credits_client *c, uint32_t cre
 void rpcrdma_credits_client_reset(struct rpcrdma_credits_client *c)
 {
 	c->granted = 1;
-	c->outstanding = 0;
+	__atomic_store_n(&c->outstanding, 0, __ATOMIC_SEQ_CST);
 }
 
 void rpcrdma_credits_server_init(struct rpcrdma_credits_server *s, uint32_t max_requests)

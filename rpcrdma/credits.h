@@ -21,7 +21,7 @@ enum rpcrdma_credit_status {
 struct rpcrdma_credits_client {
 	uint32_t slots;       /* calls we can track at once: what we ask for */
 	uint32_t granted;     /* the server's latest grant, 1..slots */
-	uint32_t outstanding; /* calls sent and not yet completed */
+	uint32_t outstanding; /* calls sent and not yet completed; atomic (see release) */
 };
 
 struct rpcrdma_credits_server {
@@ -41,8 +41,14 @@ uint32_t rpcrdma_credits_client_request(const struct rpcrdma_credits_client *c);
  * Returns true when the call may be sent now.
  */
 bool rpcrdma_credits_client_acquire(struct rpcrdma_credits_client *c, uint32_t cap);
-/* A call completed, failed or timed out. */
+/*
+ * A call completed, failed or timed out.  The one operation that may run
+ * without the lock the others hold.  Returns RPCRDMA_CREDIT_OK, or
+ * RPCRDMA_CREDIT_NONE_OUTSTANDING when nothing was outstanding.
+ */
 enum rpcrdma_credit_status rpcrdma_credits_client_release(struct rpcrdma_credits_client *c);
+/* Calls holding a credit now. */
+uint32_t rpcrdma_credits_client_outstanding(const struct rpcrdma_credits_client *c);
 /* The rdma_credit value of a received reply. */
 void rpcrdma_credits_client_grant(struct rpcrdma_credits_client *c, uint32_t credit);
 /* New connection: one credit, nothing outstanding. */

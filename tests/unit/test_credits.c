@@ -1,5 +1,7 @@
 /* Credit flow control state machines. */
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <semaphore.h>
 
 #include "rpcrdma/credits.h"
 
@@ -23,10 +25,70 @@ Test(credits, client_never_exceeds_grant)
 	while (rpcrdma_credits_client_acquire(&c, UINT32_MAX))
 		n++;
 	cr_assert_eq(n, 8);
-	cr_assert_eq(c.outstanding, 8);
+	cr_assert_eq(rpcrdma_credits_client_outstanding(&c), 8);
 	cr_assert_eq(rpcrdma_credits_client_release(&c), RPCRDMA_CREDIT_OK);
 	cr_assert(rpcrdma_credits_client_acquire(&c, UINT32_MAX));
 	cr_assert_not(rpcrdma_credits_client_acquire(&c, UINT32_MAX));
+}
+
+/*
+ * The client's calls give credits back without the lock that acquires
+ * hold: a release racing an acquire must neither lose a credit nor let
+ * the outstanding count pass the grant.
+ */
+#define RACE_RELEASERS 4
+#define RACE_ROUNDS    20000
+
+struct credit_race {
+	struct rpcrdma_credits_client c;
+	pthread_mutex_t lock;
+	sem_t taken;
+	int release_failures;
+};
+
+static void *race_release(void *arg)
+{
+	struct credit_race *r = arg;
+
+	for (int i = 0; i < RACE_ROUNDS; i++) {
+		sem_wait(&r->taken);
+		if (rpcrdma_credits_client_release(&r->c) != RPCRDMA_CREDIT_OK)
+			__atomic_add_fetch(&r->release_failures, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+Test(credits, release_without_the_lock_races_acquire_safely)
+{
+	static struct credit_race r;
+	pthread_t t[RACE_RELEASERS];
+	uint32_t most = 0;
+
+	rpcrdma_credits_client_init(&r.c, 8);
+	rpcrdma_credits_client_grant(&r.c, 8);
+	pthread_mutex_init(&r.lock, NULL);
+	sem_init(&r.taken, 0, 0);
+	for (int i = 0; i < RACE_RELEASERS; i++)
+		pthread_create(&t[i], NULL, race_release, &r);
+	for (int n = 0; n < RACE_RELEASERS * RACE_ROUNDS;) {
+		pthread_mutex_lock(&r.lock);
+		if (rpcrdma_credits_client_acquire(&r.c, UINT32_MAX)) {
+			uint32_t now = rpcrdma_credits_client_outstanding(&r.c);
+
+			most = now > most ? now : most;
+			n++;
+			sem_post(&r.taken);
+		}
+		pthread_mutex_unlock(&r.lock);
+	}
+	for (int i = 0; i < RACE_RELEASERS; i++)
+		pthread_join(t[i], NULL);
+	cr_assert_eq(r.release_failures, 0);
+	cr_assert_eq(rpcrdma_credits_client_outstanding(&r.c), 0);
+	cr_assert_leq(most, 8);
+	cr_assert_eq(most, 8, "the releasers never fell behind: the race was not exercised");
+	sem_destroy(&r.taken);
+	pthread_mutex_destroy(&r.lock);
 }
 
 Test(credits, lowered_grant_blocks_until_below)
@@ -79,7 +141,7 @@ Test(credits, reconnect_resets_to_one)
 	cr_assert(rpcrdma_credits_client_acquire(&c, UINT32_MAX));
 	rpcrdma_credits_client_reset(&c);
 	cr_assert_eq(c.granted, 1);
-	cr_assert_eq(c.outstanding, 0);
+	cr_assert_eq(rpcrdma_credits_client_outstanding(&c), 0);
 	cr_assert_eq(rpcrdma_credits_client_release(&c), RPCRDMA_CREDIT_NONE_OUTSTANDING);
 }
 
