@@ -51,6 +51,16 @@ bool clnt_call_replied(const struct clnt_rdma_call *c)
 	return c->replied && !c->conn->slots[c->slot].send_pending;
 }
 
+/*
+ * Nothing of @c's stays exposed that needs a completion to end: no chunk
+ * buffer, or one whose revocation is done on the spot.  (While a local
+ * invalidation is awaited the buffer is no longer exposed: false.)
+ */
+static bool clnt_call_revoke_is_synchronous(const struct clnt_rdma_call *c)
+{
+	return !c->rb || rpcrdma_reg_revoke_is_synchronous(c->conn->reg, c->rb, c->invalidated_rkey);
+}
+
 /* Read without ct->lock by the scans below: a call may free its slot without it. */
 static bool slot_busy(const struct clnt_rdma_slot *s)
 {
@@ -62,7 +72,7 @@ void clnt_call_wake(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 	if (!c->waiting)
 		return;
 	c->waiting = false;
-	c->woken_replied = !c->rb && clnt_call_replied(c);
+	c->woken_replied = clnt_call_replied(c) && clnt_call_revoke_is_synchronous(c);
 	if (c->woken_replied)
 		c->conn->slots[c->slot].call = NULL; /* the call frees the slot alone: never look at it again */
 	c->wake_next = ct->wakes;
@@ -185,7 +195,7 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 	if (cn->dead)
 		return;
 	rpcrdma_debug_conn_lost("client", (const struct sockaddr *)&ct->addr, why, err);
-	cn->dead = true;
+	__atomic_store_n(&cn->dead, true, __ATOMIC_RELEASE); /* read without the lock too */
 	cn->err = err;
 	for (uint32_t i = 0; i < cn->nslots; i++)
 		if (slot_busy(&cn->slots[i]) && cn->slots[i].call)
@@ -376,8 +386,12 @@ void clnt_conn_detach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 void clnt_conn_detach_unlocked(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 {
 	struct clnt_rdma_conn *cn = c->conn;
-	int rc = c->have_recv ? rpcrdma_ep_repost_recv(cn->ep, c->recv_index) : 0;
+	bool dead = __atomic_load_n(&cn->dead, __ATOMIC_ACQUIRE);
+	int rc = 0;
 
+	/* as conn_repost: a receive posted on a broken connection is only flushed */
+	if (c->have_recv && !dead)
+		rc = rpcrdma_ep_repost_recv(cn->ep, c->recv_index);
 	c->have_recv = false;
 	__atomic_store_n(&cn->slots[c->slot].busy, false, __ATOMIC_SEQ_CST);
 	rpcrdma_credits_client_release(&cn->credits);
@@ -565,7 +579,7 @@ static void conn_handoff(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
  * A wake-up that raced with the timeout is still owed a post: take it,
  * so no post is left for the next wait and @c outlives its poster.
  * Returns true, the lock not retaken, when the wake found @c's reply
- * complete and nothing to revoke: the waker wrote woken_replied before
+ * complete and no revocation to wait for: the waker wrote woken_replied before
  * the post and nothing changes @c's reply state after that.
  */
 static bool call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)

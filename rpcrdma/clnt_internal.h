@@ -13,9 +13,11 @@
  * (clnt_call_wake) with the lock held but its semaphore is posted only
  * after the lock is released (clnt_rdma_unlock), so the woken thread
  * does not at once block on the mutex its waker still holds; a call
- * woken with its reply and nothing to revoke finishes without retaking
- * it (CLNT_CONN_REPLIED_UNLOCKED): it decodes, reposts its receive and
- * gives back its slot and credit (clnt_conn_detach_unlocked).  For that
+ * woken with its reply and no revocation to wait for finishes without
+ * retaking it (CLNT_CONN_REPLIED_UNLOCKED): it revokes its chunk buffer
+ * if it has one (a per-call registration dropped, or a key the server
+ * invalidated), decodes, reposts its receive and gives back its buffer,
+ * slot and credit (clnt_conn_detach_unlocked).  For that
  * a slot's `busy`, the credits' `outstanding`, the connection's `refs`
  * and ct->credit_waiters are atomics, the waker unhooks the call from
  * its slot, and ct->err has a lock of its own.
@@ -64,7 +66,7 @@ struct clnt_rdma_conn {
 	struct rpcrdma_ccp_client ccp_state;
 	enum rpcrdma_ccp_outcome ccp;
 	uint32_t refs;               /* calls attached, plus one while current; atomic */
-	bool dead;
+	bool dead;                   /* set atomically: read without ct->lock */
 	bool retry_reset;            /* killed by a call's retry timeout */
 	int err;                     /* why it died (errno) */
 	bool polling;                /* a thread is the poller */
@@ -77,7 +79,7 @@ struct clnt_rdma_call {
 	uint32_t slot;
 	uint32_t xid;
 	bool waiting;                /* asleep on wake, nobody has woken it yet */
-	bool woken_replied;          /* the wake found the reply in, the Send done, no chunk buffer */
+	bool woken_replied;          /* the wake found the reply in, the Send done, nothing to wait to revoke */
 	bool replied;
 	bool inv_pending;            /* a local invalidation is posted */
 	bool failed;
@@ -231,10 +233,12 @@ int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uin
  * exhausted, or a call's retry timeout reset the connection, not
  * @deadline), with ct->lock held; or
  * CLNT_CONN_REPLIED_UNLOCKED with it released:
- * @c has no chunk buffer (nothing to revoke) and was woken with its
- * reply in (woken_replied), which it then owns alone, so it need not
- * take the contended lock only to learn that.  Only the wait for the
- * reply can see this: a call with a chunk buffer never does.
+ * @c was woken with its reply in and no revocation to wait for
+ * (woken_replied: no chunk buffer, or one revoked on the spot, see
+ * rpcrdma_reg_revoke_is_synchronous), and then owns its reply alone, so
+ * it need not take the contended lock only to learn that.  Only the wait
+ * for the reply can see this: during a wait for a local invalidation the
+ * buffer is not exposed, so that wake never sets woken_replied.
  */
 #define CLNT_CONN_REPLIED_UNLOCKED 1
 #define CLNT_CONN_DEADLINE         2

@@ -536,8 +536,12 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 	}
 	c->retry_expired = rc < 0 && cn->retry_reset;
 	if (rc == CLNT_CONN_REPLIED_UNLOCKED) {
+		if (c->rb) /* synchronous (clnt_call_wake): posts nothing, needs no lock */
+			(void)rpcrdma_reg_revoke(cn->reg, c->rb, c->invalidated_rkey, c->slot);
 		st = clnt_rdma_decode(auth, c, xres, res);
 		if (detached) {
+			rpcrdma_reg_put(cn->reg, c->rb);
+			c->rb = NULL;
 			clnt_conn_detach_unlocked(ct, c);
 			*detached = true;
 			return st;

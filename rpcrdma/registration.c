@@ -200,6 +200,13 @@ int rpcrdma_reg_expose(struct rpcrdma_reg *reg, struct rpcrdma_regbuf *buf, uint
 	return rc;
 }
 
+bool rpcrdma_reg_revoke_is_synchronous(const struct rpcrdma_reg *reg,
+				       const struct rpcrdma_regbuf *buf, uint32_t invalidated_rkey)
+{
+	return buf->exposed && (reg->strategy == RPCRDMA_REG_PER_CALL_MR ||
+				(invalidated_rkey && invalidated_rkey == buf->rkey));
+}
+
 int rpcrdma_reg_revoke(struct rpcrdma_reg *reg, struct rpcrdma_regbuf *buf,
 		       uint32_t invalidated_rkey, uint64_t wr_id)
 {
@@ -215,13 +222,13 @@ int rpcrdma_reg_revoke(struct rpcrdma_reg *reg, struct rpcrdma_regbuf *buf,
 	}
 	if (invalidated_rkey && invalidated_rkey == buf->rkey) {
 		buf->exposed = false;
-		reg->remote_invalidations++;
+		__atomic_add_fetch(&reg->remote_invalidations, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
 	rc = rpcrdma_ep_post_local_inv(reg->ep, buf->rkey, wr_id);
 	if (rc)
 		return rc;
-	reg->local_invalidations++;
+	__atomic_add_fetch(&reg->local_invalidations, 1, __ATOMIC_RELAXED);
 	return 1;
 }
 
@@ -232,6 +239,6 @@ void rpcrdma_reg_revoked(struct rpcrdma_regbuf *buf)
 
 void rpcrdma_reg_counts(const struct rpcrdma_reg *reg, uint64_t *remote, uint64_t *local)
 {
-	*remote = reg->remote_invalidations;
-	*local = reg->local_invalidations;
+	*remote = __atomic_load_n(&reg->remote_invalidations, __ATOMIC_RELAXED);
+	*local = __atomic_load_n(&reg->local_invalidations, __ATOMIC_RELAXED);
 }

@@ -84,10 +84,20 @@ int rpcrdma_reg_expose(struct rpcrdma_reg *reg, struct rpcrdma_regbuf *buf, uint
  * 0 when access has ended, 1 when a local invalidation was posted with
  * @wr_id (access ends with its completion), or -errno when posting
  * failed (the connection is broken: access ends when it is destroyed).
- * Needs the endpoint's lock (which also guards the counts).
+ * Needs the endpoint's lock, except where rpcrdma_reg_revoke_is_synchronous
+ * said true: then it posts nothing (the counts are atomics).
  */
 int rpcrdma_reg_revoke(struct rpcrdma_reg *reg, struct rpcrdma_regbuf *buf,
 		       uint32_t invalidated_rkey, uint64_t wr_id);
+
+/*
+ * Whether @buf is exposed and rpcrdma_reg_revoke, given
+ * @invalidated_rkey, would end that at once (a per-call registration
+ * dropped, or the key the server invalidated) instead of posting a
+ * local invalidation to wait for.
+ */
+bool rpcrdma_reg_revoke_is_synchronous(const struct rpcrdma_reg *reg,
+				       const struct rpcrdma_regbuf *buf, uint32_t invalidated_rkey);
 
 /* How many revocations found the key invalidated by the server, and how many posted a local invalidation. */
 void rpcrdma_reg_counts(const struct rpcrdma_reg *reg, uint64_t *remote, uint64_t *local);
