@@ -212,11 +212,26 @@ uint8_t *clnt_conn_send_buf(const struct clnt_rdma_conn *cn, uint32_t slot)
 
 static void conn_progress(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn);
 
-static void slot_release(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, uint32_t i)
+/*
+ * Calls wait on credit_cv for a credit (counted in credit_waiters) or
+ * for a connection being built.  Only the first care about a slot freed
+ * or a grant changed.  ct->lock held.
+ */
+static void credit_waiters_wake(struct rpcrdma_clnt *ct)
 {
-	cn->slots[i] = (struct clnt_rdma_slot){ 0 };
+	if (__atomic_load_n(&ct->credit_waiters, __ATOMIC_SEQ_CST))
+		pthread_cond_broadcast(&ct->credit_cv);
+}
+
+/*
+ * Give slot @i and its credit back, with ct->lock held or, by the call
+ * that owns the slot and is no longer named by it, without.  The slot's
+ * other fields are left stale: they are read only while it is busy.
+ */
+static void slot_free(struct clnt_rdma_conn *cn, uint32_t i)
+{
+	__atomic_store_n(&cn->slots[i].busy, false, __ATOMIC_SEQ_CST);
 	rpcrdma_credits_client_release(&cn->credits);
-	pthread_cond_broadcast(&ct->credit_cv);
 }
 
 bool clnt_conn_take_slot(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c)
@@ -375,10 +390,10 @@ void clnt_conn_detach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 	if (!cn->dead && (s->reply_pending || s->send_pending)) {
 		s->call = NULL;
 		cn->orphans++;
-		pthread_cond_broadcast(&ct->credit_cv); /* a credit waiter may reset the connection now */
 	} else {
-		slot_release(ct, cn, c->slot);
+		slot_free(cn, c->slot);
 	}
+	credit_waiters_wake(ct); /* for a slot, or to reset a connection left all orphans */
 	c->conn = NULL;
 	clnt_conn_put(cn);
 }
@@ -393,13 +408,12 @@ void clnt_conn_detach_unlocked(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c
 	if (c->have_recv && !dead)
 		rc = rpcrdma_ep_repost_recv(cn->ep, c->recv_index);
 	c->have_recv = false;
-	__atomic_store_n(&cn->slots[c->slot].busy, false, __ATOMIC_SEQ_CST);
-	rpcrdma_credits_client_release(&cn->credits);
+	slot_free(cn, c->slot);
 	if (rc || __atomic_load_n(&ct->credit_waiters, __ATOMIC_SEQ_CST)) {
 		pthread_mutex_lock(&ct->lock);
 		if (rc)
 			clnt_conn_kill(ct, cn, EIO, "reposting a receive failed");
-		pthread_cond_broadcast(&ct->credit_cv);
+		credit_waiters_wake(ct);
 		clnt_rdma_unlock(ct);
 	}
 	c->conn = NULL;
@@ -449,7 +463,8 @@ static void conn_orphan_check(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn
 {
 	if (!s->call && !s->reply_pending && !s->send_pending) {
 		cn->orphans--;
-		slot_release(ct, cn, (uint32_t)(s - cn->slots));
+		slot_free(cn, (uint32_t)(s - cn->slots));
+		credit_waiters_wake(ct);
 	}
 }
 
@@ -467,7 +482,7 @@ static void conn_take_reply(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
 	}
 	if (wc->byte_len >= 16 && be32_at(buf + 4) == RPCRDMA_VERSION)
 		rpcrdma_credits_client_grant(&cn->credits, be32_at(buf + 8));
-	pthread_cond_broadcast(&ct->credit_cv);
+	credit_waiters_wake(ct);
 	s->reply_pending = false;
 	if (!s->call) {
 		conn_repost(ct, cn, (uint32_t)wc->wr_id);
@@ -565,9 +580,9 @@ static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64
 static void conn_handoff(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 {
 	for (uint32_t i = 0; i < cn->nslots; i++) {
-		struct clnt_rdma_call *c = cn->slots[i].call;
+		struct clnt_rdma_call *c = slot_busy(&cn->slots[i]) ? cn->slots[i].call : NULL;
 
-		if (slot_busy(&cn->slots[i]) && c && c->waiting) {
+		if (c && c->waiting) {
 			clnt_call_wake(ct, c);
 			return;
 		}

@@ -496,14 +496,13 @@ static int64_t clnt_rdma_try_end(const struct rpcrdma_clnt *ct, const struct cln
 
 /*
  * Send @c on the connection it is attached to and take its reply.
- * Called and returns with ct->lock held; marshalled data is @c's.
- * Except: with @detached non-NULL, a call woken with its complete reply
- * (CLNT_CONN_REPLIED_UNLOCKED) is detached without the lock and returns
- * without it, *@detached set.
+ * Called with ct->lock held; marshalled data is @c's.  Returns with the
+ * lock held, or, *@unlocked set, without it and @c detached: a call woken
+ * with its complete reply (CLNT_CONN_REPLIED_UNLOCKED) finishes alone.
  */
 static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 					 struct clnt_rdma_call *c, xdrproc_t xres, void *res,
-					 int64_t deadline, bool *detached)
+					 int64_t deadline, bool *unlocked)
 {
 	struct clnt_rdma_conn *cn = c->conn;
 	int64_t try_end = clnt_rdma_try_end(ct, cn, deadline);
@@ -539,14 +538,10 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 		if (c->rb) /* synchronous (clnt_call_wake): posts nothing, needs no lock */
 			(void)rpcrdma_reg_revoke(cn->reg, c->rb, c->invalidated_rkey, c->slot);
 		st = clnt_rdma_decode(auth, c, xres, res);
-		if (detached) {
-			rpcrdma_reg_put(cn->reg, c->rb);
-			c->rb = NULL;
-			clnt_conn_detach_unlocked(ct, c);
-			*detached = true;
-			return st;
-		}
-		pthread_mutex_lock(&ct->lock);
+		rpcrdma_reg_put(cn->reg, c->rb);
+		c->rb = NULL;
+		clnt_conn_detach_unlocked(ct, c);
+		*unlocked = true;
 		return st;
 	}
 	end = clnt_rdma_end_access(ct, c);
@@ -637,7 +632,8 @@ static enum clnt_stat clnt_rdma_remarshal(struct rpcrdma_clnt *ct, AUTH *auth,
 
 /*
  * Attach, exchange, release; again on a new connection when allowed.
- * Called with ct->lock held; returns with it held unless *@unlocked.
+ * Called with ct->lock held; returns with it held unless *@unlocked
+ * (clnt_rdma_exchange).
  */
 static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct clnt_rdma_call *c,
 				    xdrproc_t xres, void *res, int64_t deadline, bool *unlocked)
@@ -647,8 +643,6 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 	int rc;
 
 	for (;;) {
-		bool detached = false;
-
 		st = clnt_rdma_remarshal(ct, auth, c);
 		if (st != RPC_SUCCESS)
 			return st;
@@ -666,15 +660,14 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 			return call_fail(c, RPC_TIMEDOUT, 0);
 		}
 		again = true;
-		st = clnt_rdma_exchange(ct, auth, c, xres, res, deadline, &detached);
-		if (detached && clnt_rdma_grow_reply(c)) {
+		st = clnt_rdma_exchange(ct, auth, c, xres, res, deadline, unlocked);
+		if (*unlocked && clnt_rdma_grow_reply(c)) {
 			pthread_mutex_lock(&ct->lock);
+			*unlocked = false;
 			continue;
 		}
-		if (detached) {
-			*unlocked = true; /* replied: nothing to retry */
-			return st;
-		}
+		if (*unlocked)
+			return st; /* replied: nothing to retry */
 		clnt_rdma_release(ct, c);
 		if (clnt_rdma_grow_reply(c))
 			continue;
@@ -746,7 +739,7 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t de
 	AUTH *none = authnone_create();
 	struct clnt_rdma_call *c;
 	enum clnt_stat st;
-	bool lost, unanswered;
+	bool lost, unanswered, unlocked = false;
 
 	rpcrdma_ccp_client_init(&cn->ccp_state);
 	cn->ccp_pending = true;
@@ -766,10 +759,12 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t de
 	pthread_mutex_lock(&ct->lock);
 	if (st == RPC_SUCCESS)
 		st = clnt_rdma_exchange(ct, none, c, (xdrproc_t)xdr_rpcrdma_config_reply, &rep,
-					deadline, NULL);
+					deadline, &unlocked);
+	if (unlocked)
+		pthread_mutex_lock(&ct->lock);
 	lost = c->conn_lost || cn->dead;
 	unanswered = st == RPC_TIMEDOUT;
-	clnt_rdma_release(ct, c);
+	clnt_rdma_release(ct, c); /* nothing left to release once detached unlocked */
 	if (!lost && !unanswered)
 		clnt_rdma_ccp_apply(ct, cn, st, &rep);
 	clnt_rdma_unlock(ct);
