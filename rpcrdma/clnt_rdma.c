@@ -509,6 +509,7 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 	enum clnt_stat st, end;
 	int rc;
 
+	*unlocked = false;
 	st = clnt_rdma_plan(cn, ct->opts.max_rpc_size, c);
 	if (st == RPC_SUCCESS)
 		st = clnt_rdma_layout(c);
@@ -760,6 +761,11 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t de
 	if (st == RPC_SUCCESS)
 		st = clnt_rdma_exchange(ct, none, c, (xdrproc_t)xdr_rpcrdma_config_reply, &rep,
 					deadline, &unlocked);
+	/*
+	 * Not seen today: alone on a connection nobody else sees, the CCP
+	 * call is its own poller, and only a call woken by another poller
+	 * finishes unlocked.  Kept so the exchange has one contract.
+	 */
 	if (unlocked)
 		pthread_mutex_lock(&ct->lock);
 	lost = c->conn_lost || cn->dead;
