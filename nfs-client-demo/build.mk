@@ -30,6 +30,6 @@ VMTEST_DEPS += demo-bin
 
 # The I/O-free modules are compiled into the unit tests and fuzz targets
 # (tests/unit/test_nfs_*.c, test_progress.c, tests/fuzz/fuzz_nfs_url.c).
-UNIT_EXTRA_SRCS    := $(DEMO_CORE)
-UNIT_EXTRA_CFLAGS  := -Infs-client-demo
+UNIT_EXTRA_SRCS    += $(DEMO_CORE)
+UNIT_EXTRA_CFLAGS  += -Infs-client-demo
 $(UNIT_BIN) $(ASAN_UNIT_BIN) $(FUZZ_BINS): $(DEMO_CORE) $(DEMO_HDRS) $(NFS_XDR_HDRS)

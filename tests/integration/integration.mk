@@ -9,7 +9,9 @@
 #   nfs_*.c               link the NFSv3 and MOUNTv3 rpcgen XDR
 #                         (nfs-client-demo/{nfs3,mount3}.x, headers in $(GEN))
 #   anything else         links only the library and the support code's
-#                         address parser (support/rdmatest_addr.c: libc only)
+#                         libc-only parts: the address parser
+#                         (support/rdmatest_addr.c) and the MPA stream
+#                         follower (support/mpa_stream.c, also unit-tested)
 
 # rpc_gss: libtirpc's RPCSEC_GSS headers need the GSS-API ones (libkrb5-dev);
 # its test runs a KDC in the test bed (krb5-kdc, kadmin.local from
@@ -41,6 +43,11 @@ $(B)/obj/integ/%.o: tests/integration/support/%.c $(INTEG_SUPPORT_HDRS) $(LIB_HD
 $(INTEG_SUPPORT_LIB): $(INTEG_SUPPORT_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
+# The MPA stream follower is libc-only protocol logic: the unit tests
+# (tests/unit/test_mpa_stream.c) compile it in too.
+UNIT_EXTRA_SRCS += tests/integration/support/mpa_stream.c
+$(UNIT_BIN) $(ASAN_UNIT_BIN) $(FUZZ_BINS): tests/integration/support/mpa_stream.c tests/integration/support/mpa_stream.h
+
 # ---- NFSv3 and MOUNTv3 protocol files (rpcgen) --------------------------------------------
 # Generated like tests/prog/rdmatest.x (top-level Makefile); $(GEN)/obj/%_xdr.o
 # compiles them with the project's warnings, -Werror, and -Wno-unused-variable
@@ -58,9 +65,11 @@ $(GEN)/%.h $(GEN)/%_xdr.c: nfs-client-demo/%.x
 nfs-xdr: need-pkgs $(NFS_XDR_OBJS)
 
 # ---- the programs -------------------------------------------------------------------------------
-$(INTEG_PLAIN_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS) $(B)/obj/integ/rdmatest_addr.o $(INTEG_SUPPORT_HDRS)
+INTEG_PLAIN_SUPPORT := rdmatest_addr.o mpa_stream.o
+
+$(INTEG_PLAIN_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS) $(INTEG_PLAIN_SUPPORT:%=$(B)/obj/integ/%) $(INTEG_SUPPORT_HDRS)
 	@mkdir -p $(@D)
-	$(INTEG_LINK) $< $(B)/obj/integ/rdmatest_addr.o $(STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
+	$(INTEG_LINK) $< $(INTEG_PLAIN_SUPPORT:%=$(B)/obj/integ/%) $(STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
 
 $(INTEG_RPC_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS) $(GEN)/obj/rdmatest_xdr.o $(INTEG_SUPPORT_LIB) $(INTEG_SUPPORT_HDRS)
 	@mkdir -p $(@D)
@@ -95,9 +104,9 @@ $(B)/asan/integ/%.o: tests/integration/support/%.c $(INTEG_SUPPORT_HDRS) $(LIB_H
 	@mkdir -p $(@D)
 	$(ASAN_INTEG_LINK) -c $< -o $@
 
-$(ASAN_INTEG_PLAIN): $(B)/asan/bin/%: tests/integration/%.c $(ASAN_STATIC_LIB) $(LIB_HDRS) $(B)/asan/integ/rdmatest_addr.o $(INTEG_SUPPORT_HDRS)
+$(ASAN_INTEG_PLAIN): $(B)/asan/bin/%: tests/integration/%.c $(ASAN_STATIC_LIB) $(LIB_HDRS) $(INTEG_PLAIN_SUPPORT:%=$(B)/asan/integ/%) $(INTEG_SUPPORT_HDRS)
 	@mkdir -p $(@D)
-	$(ASAN_INTEG_LINK) $< $(B)/asan/integ/rdmatest_addr.o $(ASAN_STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
+	$(ASAN_INTEG_LINK) $< $(INTEG_PLAIN_SUPPORT:%=$(B)/asan/integ/%) $(ASAN_STATIC_LIB) $(PKG_LIBS) -lpthread -o $@
 
 $(ASAN_INTEG_RPC): $(B)/asan/bin/%: tests/integration/%.c $(ASAN_STATIC_LIB) $(LIB_HDRS) $(GEN)/asan/rdmatest_xdr.o $(ASAN_SUPPORT_OBJS) $(INTEG_SUPPORT_HDRS)
 	@mkdir -p $(@D)
