@@ -28,8 +28,10 @@
  * IN is a pcap file (not pcapng) of Ethernet frames, as tcpdump -w
  * writes on lo.  Prints one line: frames read, segments moved and cut,
  * frames written, MPA streams and how many were not followed to the
- * end.  Exit status 0; 1 when IN is unreadable or malformed or OUT
- * cannot be written (a message on stderr); 2 on a usage error.
+ * end.  Exit status 0 (a capture cut short in a record ends before it,
+ * with a warning); 1 when IN is unreadable or no pcap file of Ethernet
+ * frames, or OUT cannot be written (a message on stderr); 2 on a usage
+ * error.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -51,6 +53,7 @@
 struct flow {
 	uint8_t key[36]; /* source, destination address (16 each), ports */
 	uint32_t isn;    /* sequence number of its first data segment captured */
+	bool closed;     /* a SYN since: the key's next segment is a new connection's */
 	struct mpa_stream stream;
 };
 
@@ -59,6 +62,7 @@ struct segment {
 	size_t payload;
 	size_t len;     /* payload octets */
 	bool v4;
+	bool syn;
 	uint32_t seq;
 	uint8_t key[36];
 };
@@ -165,16 +169,30 @@ static bool segment_parse(const uint8_t *f, size_t len, struct segment *s)
 		return false;
 	s->len = ip_end - s->payload;
 	s->seq = be32(f + tcp + 4);
+	s->syn = f[tcp + 13] & 0x02;
 	memcpy(s->key + 32, f + tcp, 4);
 	return true;
 }
 
-/* The flow's index, a new one for a new key; MAX_FLOWS when the table is full. */
+/* The flow of this key's current connection, or NULL. */
+static struct flow *flow_find(struct capture *c, const struct segment *s)
+{
+	for (size_t i = c->nflows; i-- > 0;)
+		if (!memcmp(c->flows[i].key, s->key, 36))
+			return c->flows[i].closed ? NULL : &c->flows[i];
+	return NULL;
+}
+
+/*
+ * The flow's index, a new one for a new connection (a key reused after a
+ * SYN is one); MAX_FLOWS when the table is full.
+ */
 static size_t flow_index(struct capture *c, const struct segment *s)
 {
-	for (size_t i = 0; i < c->nflows; i++)
-		if (!memcmp(c->flows[i].key, s->key, 36))
-			return i;
+	struct flow *fl = flow_find(c, s);
+
+	if (fl)
+		return (size_t)(fl - c->flows);
 	if (c->nflows == MAX_FLOWS)
 		return MAX_FLOWS;
 	memset(&c->flows[c->nflows], 0, sizeof(c->flows[0]));
@@ -197,16 +215,19 @@ static bool grow(void **p, size_t *cap, size_t need, size_t size)
 	return true;
 }
 
-/* The record at @off: its frame length, or 0 with a message when it is truncated. */
-static size_t record_len(const struct capture *c, const char *path, size_t off)
+/*
+ * The frame length of the record at @off.  A capture cut short in a
+ * record (tcpdump killed while writing) ends before it, with a warning:
+ * tshark reads such a file up to there too.
+ */
+static bool record_len(struct capture *c, const char *path, size_t off, size_t *incl)
 {
-	size_t incl;
-
-	if (c->len - off < REC_HDR || (incl = rec32(c, c->buf + off + 8)) > c->len - off - REC_HDR) {
-		fprintf(stderr, "%s: '%s': record %lu is truncated\n", PROG, path, c->frames + 1);
-		return 0;
-	}
-	return incl;
+	if (c->len - off >= REC_HDR && (*incl = rec32(c, c->buf + off + 8)) <= c->len - off - REC_HDR)
+		return true;
+	fprintf(stderr, "%s: warning: '%s': record %lu is cut short; the capture ends before it\n",
+		PROG, path, c->frames + 1);
+	c->len = off;
+	return false;
 }
 
 /* Pass 1: every record checked, every TCP segment with data listed. */
@@ -217,12 +238,15 @@ static bool capture_index(const char *path, struct capture *c)
 		struct segment s;
 		size_t fl;
 
-		if ((incl = record_len(c, path, off)) == 0)
-			return false;
+		if (!record_len(c, path, off, &incl))
+			break;
 		c->frames++;
 		/* A frame captured short of its length is copied as it is. */
-		if (incl != rec32(c, rec + 12) || !segment_parse(rec + REC_HDR, incl, &s) ||
-		    s.len == 0 || (fl = flow_index(c, &s)) == MAX_FLOWS)
+		if (incl != rec32(c, rec + 12) || !segment_parse(rec + REC_HDR, incl, &s))
+			continue;
+		if (s.syn && flow_find(c, &s))
+			flow_find(c, &s)->closed = true;
+		if (s.len == 0 || (fl = flow_index(c, &s)) == MAX_FLOWS)
 			continue;
 		if (!grow((void **)&c->segs, &c->segs_cap, c->nsegs + 1, sizeof(*c->segs))) {
 			fprintf(stderr, "%s: out of memory\n", PROG);
@@ -265,11 +289,12 @@ static int by_size(const void *a, const void *b)
 }
 
 /*
- * The segments of each stream, sorted by sequence number, take that
+ * The segments of each MPA stream, sorted by sequence number, take that
  * stream's capture slots in order: a segment tcpdump recorded before an
  * earlier one of its stream (two threads' Sends, sent from two CPUs)
  * moves back.  tshark 4.0 holds such a segment until the gap closes
  * and then decodes the RPC-over-RDMA message of only one of the two.
+ * Other streams keep their capture order.
  */
 static bool slots_assign(struct capture *c)
 {
@@ -284,9 +309,12 @@ static bool slots_assign(struct capture *c)
 	for (size_t i = 0; i < c->nsegs; i++)
 		c->slot_rec[c->segs[i].order] = c->segs[i].rec;
 	for (size_t g = 0, e; g < c->nsegs; g = e) {
+		enum mpa_stream_state st = c->flows[c->segs[g].flow].stream.state;
+
 		for (e = g; e < c->nsegs && c->segs[e].flow == c->segs[g].flow; e++)
 			orders[e - g] = c->segs[e].order;
-		qsort(orders, e - g, sizeof(*orders), by_size);
+		if (st != MPA_STREAM_NEW && st != MPA_STREAM_NOT_MPA)
+			qsort(orders, e - g, sizeof(*orders), by_size);
 		for (size_t k = g; k < e; k++) {
 			c->segs[k].slot = orders[k - g];
 			c->moved += c->segs[k].slot != c->segs[k].order;
@@ -307,8 +335,6 @@ static bool capture_follow(struct capture *c)
 	if (c->nsegs == 0)
 		return true;
 	qsort(c->segs, c->nsegs, sizeof(*c->segs), by_stream_position);
-	if (!slots_assign(c))
-		return false;
 	for (size_t i = 0; i < c->nsegs; i++) {
 		struct seg_ref *r = &c->segs[i];
 		struct segment s;
@@ -329,6 +355,8 @@ static bool capture_follow(struct capture *c)
 		r->ncuts = n;
 		c->ncuts += n;
 	}
+	if (!slots_assign(c))
+		return false;
 	qsort(c->segs, c->nsegs, sizeof(*c->segs), by_slot);
 	return true;
 }
