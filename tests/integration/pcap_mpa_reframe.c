@@ -236,6 +236,7 @@ static bool capture_index(const char *path, struct capture *c)
 	for (size_t off = PCAP_HDR, incl; off < c->len; off += REC_HDR + incl) {
 		const uint8_t *rec = c->buf + off;
 		struct segment s;
+		struct flow *old;
 		size_t fl;
 
 		if (!record_len(c, path, off, &incl))
@@ -244,8 +245,8 @@ static bool capture_index(const char *path, struct capture *c)
 		/* A frame captured short of its length is copied as it is. */
 		if (incl != rec32(c, rec + 12) || !segment_parse(rec + REC_HDR, incl, &s))
 			continue;
-		if (s.syn && flow_find(c, &s))
-			flow_find(c, &s)->closed = true;
+		if (s.syn && (old = flow_find(c, &s)))
+			old->closed = true;
 		if (s.len == 0 || (fl = flow_index(c, &s)) == MAX_FLOWS)
 			continue;
 		if (!grow((void **)&c->segs, &c->segs_cap, c->nsegs + 1, sizeof(*c->segs))) {
