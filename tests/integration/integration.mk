@@ -10,8 +10,10 @@
 #                         (nfs-client-demo/{nfs3,mount3}.x, headers in $(GEN))
 #   anything else         links only the library and the support code's
 #                         libc-only parts: the address parser
-#                         (support/rdmatest_addr.c) and the MPA stream
-#                         follower (support/mpa_stream.c, also unit-tested)
+#                         (support/rdmatest_addr.c), the MPA stream
+#                         follower and the capture rewrite
+#                         (support/mpa_stream.c, pcap_reframe.c, also
+#                         unit-tested and fuzzed)
 
 # rpc_gss: libtirpc's RPCSEC_GSS headers need the GSS-API ones (libkrb5-dev);
 # its test runs a KDC in the test bed (krb5-kdc, kadmin.local from
@@ -43,10 +45,12 @@ $(B)/obj/integ/%.o: tests/integration/support/%.c $(INTEG_SUPPORT_HDRS) $(LIB_HD
 $(INTEG_SUPPORT_LIB): $(INTEG_SUPPORT_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-# The MPA stream follower is libc-only protocol logic: the unit tests
-# (tests/unit/test_mpa_stream.c) compile it in too.
-UNIT_EXTRA_SRCS += tests/integration/support/mpa_stream.c
-$(UNIT_BIN) $(ASAN_UNIT_BIN) $(FUZZ_BINS): tests/integration/support/mpa_stream.c tests/integration/support/mpa_stream.h
+# The MPA stream follower and the capture rewrite it serves are libc-only:
+# the unit tests (tests/unit/test_mpa_stream.c, test_pcap_reframe.c) and
+# the fuzz targets compile them in too.
+REFRAME_SRCS := $(addprefix tests/integration/support/,mpa_stream.c pcap_reframe.c)
+UNIT_EXTRA_SRCS += $(REFRAME_SRCS)
+$(UNIT_BIN) $(ASAN_UNIT_BIN) $(FUZZ_BINS): $(REFRAME_SRCS) $(REFRAME_SRCS:.c=.h)
 
 # ---- NFSv3 and MOUNTv3 protocol files (rpcgen) --------------------------------------------
 # Generated like tests/prog/rdmatest.x (top-level Makefile); $(GEN)/obj/%_xdr.o
@@ -65,7 +69,7 @@ $(GEN)/%.h $(GEN)/%_xdr.c: nfs-client-demo/%.x
 nfs-xdr: need-pkgs $(NFS_XDR_OBJS)
 
 # ---- the programs -------------------------------------------------------------------------------
-INTEG_PLAIN_SUPPORT := rdmatest_addr.o mpa_stream.o
+INTEG_PLAIN_SUPPORT := rdmatest_addr.o mpa_stream.o pcap_reframe.o
 
 $(INTEG_PLAIN_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS) $(INTEG_PLAIN_SUPPORT:%=$(B)/obj/integ/%) $(INTEG_SUPPORT_HDRS)
 	@mkdir -p $(@D)
