@@ -58,15 +58,9 @@
 #include "rpcrdma/netconfig.h"
 #include "rpcrdma/options.h"
 #include "rpcrdma/rpcbind.h"
+#include "rpcrdma/svc_listen_limits.h"
 #include "rpcrdma/svc_rdma_internal.h"
 #include "xdr/ccp.h"
-
-/*
- * The rdma_cm backlog of a listener (connect requests not yet taken),
- * and the most connections it keeps accepted but not yet ESTABLISHED.
- */
-#define SVC_LISTEN_BACKLOG 16
-#define SVC_HALF_OPEN_MAX  SVC_LISTEN_BACKLOG
 
 struct svc_rdma_listener {
 	SVCXPRT xprt;

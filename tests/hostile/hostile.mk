@@ -33,6 +33,9 @@ $(HOSTILE_BINS): $(B)/bin/%: tests/hostile/%.c $(HOSTILE_CORE_LIB) $(HOSTILE_COR
 	@mkdir -p $(@D)
 	$(HOSTILE_CC) $< $(HOSTILE_CORE_LIB) $(HOSTILE_LIBS) -o $@
 
+# It floods a listener up to the server's own limits.
+$(B)/bin/hostile_half_open: rpcrdma/svc_listen_limits.h
+
 VMTEST_DEPS += hostile-bins
 
 # hostile_server (the malicious server, tests/integration/hostile_server.test

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "raw_peer.h"
+#include "rpcrdma/svc_listen_limits.h"
 
 #define RDMATEST_PROG     0x20000199u
 #define PROMPT_MS         2000  /* a probe answered later than this means the server waited */
@@ -51,8 +52,7 @@
 #define HOLD_MS           3000  /* "gone": how long the connections are held */
 #define EXPIRE_SLACK_MS   4000  /* "expire": held this long past the server's connect timeout */
 #define HALF_OPEN_K       4
-#define HALF_OPEN_MAX     16    /* rpcrdma/svc_rdma.c's SVC_HALF_OPEN_MAX */
-#define MAX_PEERS         (HALF_OPEN_MAX + HALF_OPEN_K)
+#define MAX_PEERS         (SVC_HALF_OPEN_MAX + HALF_OPEN_K)
 
 struct ctx {
 	const char *addr;
@@ -323,11 +323,11 @@ static void scenario_flood(struct ctx *t)
 		       "applies)\n", "flood", held, n);
 	} else if (n == MAX_PEERS) {
 		/* Fewer when another client's connect displaced one meanwhile. */
-		held = wait_holds_at_most(t, ports, n, HALF_OPEN_MAX, GONE_MS);
+		held = wait_holds_at_most(t, ports, n, SVC_HALF_OPEN_MAX, GONE_MS);
 		first = server_holds(t, ports, HALF_OPEN_K);
-		if (held < 0 || held > HALF_OPEN_MAX || first != 0)
+		if (held < 0 || held > SVC_HALF_OPEN_MAX || first != 0)
 			fail(t, "flood: the server holds %d of %d half-open connections (limit %d), %d of "
-			     "the %d oldest", held, n, HALF_OPEN_MAX, first, HALF_OPEN_K);
+			     "the %d oldest", held, n, SVC_HALF_OPEN_MAX, first, HALF_OPEN_K);
 		else
 			printf("  %-12s the server holds %d of %d half-open connections, none of the %d "
 			       "oldest\n", "flood", held, n, HALF_OPEN_K);
