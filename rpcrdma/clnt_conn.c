@@ -113,6 +113,10 @@ static void conn_free(struct clnt_rdma_conn *cn)
 	rpcrdma_ep_destroy(cn->ep);
 	free(cn->send_bufs);
 	free(cn->slots);
+	free(cn->sendq);
+	free(cn->sendq_slots);
+	free(cn->postq);
+	free(cn->postq_slots);
 	free(cn);
 }
 
@@ -127,7 +131,12 @@ static int conn_buffers(struct clnt_rdma_conn *cn, uint32_t nslots)
 	cn->nslots = nslots;
 	cn->slots = calloc(nslots, sizeof(*cn->slots));
 	cn->send_bufs = calloc(nslots, cn->send_size);
-	if (!cn->slots || !cn->send_bufs)
+	cn->sendq = calloc(nslots, sizeof(*cn->sendq));
+	cn->sendq_slots = calloc(nslots, sizeof(*cn->sendq_slots));
+	cn->postq = calloc(nslots, sizeof(*cn->postq));
+	cn->postq_slots = calloc(nslots, sizeof(*cn->postq_slots));
+	if (!cn->slots || !cn->send_bufs || !cn->sendq || !cn->sendq_slots || !cn->postq ||
+	    !cn->postq_slots)
 		return -ENOMEM;
 	cn->send_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(cn->ep), cn->send_bufs,
 				     (size_t)nslots * cn->send_size, IBV_ACCESS_LOCAL_WRITE);
@@ -246,7 +255,8 @@ bool clnt_conn_take_slot(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c)
 			c->slot = i;
 			c->conn = cn;
 			__atomic_add_fetch(&cn->refs, 1, __ATOMIC_RELAXED);
-			c->replied = c->failed = c->have_recv = c->inv_pending = false;
+			c->replied = c->failed = c->send_failed = false;
+			c->have_recv = c->inv_pending = false;
 			c->invalidated_rkey = 0;
 			return true;
 		}
@@ -427,14 +437,13 @@ int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uin
 		.length = len,
 		.lkey = cn->send_mr->lkey,
 	};
-	int rc;
 
 	if (cn->dead)
 		return -ENOTCONN;
-	rc = rpcrdma_ep_post_send(cn->ep, &sge, 1, c->slot, false, 0);
-	if (!rc)
-		cn->slots[c->slot].send_pending = cn->slots[c->slot].reply_pending = true;
-	return rc;
+	cn->sendq[cn->nsendq] = sge;
+	cn->sendq_slots[cn->nsendq++] = c->slot; /* a slot has one Send queued at most */
+	cn->slots[c->slot].send_pending = cn->slots[c->slot].reply_pending = true;
+	return 0;
 }
 
 /* ---- completions ------------------------------------------------------------------ */
@@ -626,12 +635,58 @@ static bool call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_
 	return false;
 }
 
+/* The Sends from @first on were not posted: their calls fail as unsent.  ct->lock held. */
+static void conn_sends_failed(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, uint32_t first,
+			      uint32_t n, int err)
+{
+	for (uint32_t i = first; i < n; i++) {
+		struct clnt_rdma_slot *s = &cn->slots[cn->postq_slots[i]];
+
+		s->send_pending = s->reply_pending = false;
+		if (!s->call) {
+			conn_orphan_check(ct, cn, s);
+			continue;
+		}
+		s->call->send_failed = true;
+		call_fail(ct, s->call, err);
+	}
+}
+
+/*
+ * Post the queued Sends, unless another thread does: it looks again
+ * after its post, so nothing queued is left behind.  ct->lock held;
+ * released during the post.
+ */
+static void conn_post_queued(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
+{
+	while (cn->nsendq && !cn->posting) {
+		uint32_t n = cn->nsendq, posted;
+		int rc;
+
+		if (cn->dead) { /* its calls have failed: nothing goes out on it any more */
+			cn->nsendq = 0;
+			return;
+		}
+		memcpy(cn->postq, cn->sendq, n * sizeof(*cn->postq));
+		memcpy(cn->postq_slots, cn->sendq_slots, n * sizeof(*cn->postq_slots));
+		cn->nsendq = 0;
+		cn->posting = true;
+		clnt_rdma_unlock(ct);
+		rc = rpcrdma_ep_post_sends(cn->ep, cn->postq, cn->postq_slots, n, &posted);
+		pthread_mutex_lock(&ct->lock);
+		cn->posting = false;
+		if (rc)
+			conn_sends_failed(ct, cn, posted, n, -rc);
+	}
+}
+
 int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline,
 		   bool (*done)(const struct clnt_rdma_call *c))
 {
 	struct clnt_rdma_conn *cn = c->conn;
 	int rc = 0;
 
+	conn_post_queued(ct, cn);
 	while (!done(c)) {
 		int64_t left;
 

@@ -6,7 +6,9 @@
  * Locking: one mutex per CLIENT (ct->lock) guards everything here
  * except what a call owns alone while it marshals or decodes, and the
  * XID, program and version, which are atomics: a call takes the lock
- * first when it has marshalled its arguments.  One
+ * first when it has marshalled its arguments.  A call's Send is queued
+ * under the lock and posted without it, by one thread at a time for
+ * every call queued meanwhile (conn->posting).  One
  * waiting thread at a time is the connection's poller: it sleeps in
  * poll() without the lock and dispatches completions with it; the
  * others sleep on their call's semaphore.  A call is woken
@@ -70,6 +72,19 @@ struct clnt_rdma_conn {
 	bool retry_reset;            /* killed by a call's retry timeout */
 	int err;                     /* why it died (errno) */
 	bool polling;                /* a thread is the poller */
+	/*
+	 * Sends marshalled under ct->lock and not posted yet: one thread at
+	 * a time (posting) takes them all and posts them without the lock,
+	 * so a post (on siw the whole transmit) holds up neither the poller
+	 * nor the calls being started, and Sends queued meanwhile share the
+	 * next doorbell.
+	 */
+	struct ibv_sge *sendq;
+	uint64_t *sendq_slots;
+	uint32_t nsendq;
+	bool posting;
+	struct ibv_sge *postq;       /* the posting thread's own copy */
+	uint64_t *postq_slots;
 };
 
 struct clnt_rdma_call {
@@ -83,6 +98,7 @@ struct clnt_rdma_call {
 	bool replied;
 	bool inv_pending;            /* a local invalidation is posted */
 	bool failed;
+	bool send_failed;            /* ...because its Send could not be posted */
 	int fail_errno;
 	struct rpc_err err;          /* this call's outcome, copied to ct->err at the end */
 	bool have_recv;
@@ -220,8 +236,10 @@ void clnt_conn_detach_unlocked(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c
 uint8_t *clnt_conn_send_buf(const struct clnt_rdma_conn *cn, uint32_t slot);
 
 /*
- * clnt_conn_post_send - Send @len bytes of @c's slot buffer.
- * ct->lock held.  Returns 0 or -errno.
+ * clnt_conn_post_send - queue the Send of @len bytes of @c's slot
+ * buffer; the next clnt_conn_wait on the connection posts it.  ct->lock
+ * held.  Returns 0 or -ENOTCONN.  A post that fails later kills the
+ * connection.
  */
 int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uint32_t len);
 

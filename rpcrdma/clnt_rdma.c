@@ -461,6 +461,11 @@ static enum clnt_stat clnt_rdma_waited(struct clnt_rdma_call *c, int rc)
 {
 	if (rc == CLNT_CONN_DEADLINE)
 		return call_fail(c, RPC_TIMEDOUT, 0);
+	if (c->send_failed) { /* as a post that fails at once: never sent */
+		c->sent = false;
+		c->conn_lost = rc == -ENOTCONN;
+		return call_fail(c, RPC_CANTSEND, -rc);
+	}
 	c->conn_lost = true;
 	return call_fail(c, RPC_CANTRECV, -rc);
 }

@@ -9,7 +9,9 @@
  * of the handshake's failure) from its channel later.  Send-queue work
  * requests get an internal wr_id (a slot after the receive indexes) so a
  * flushed completion, whose opcode is undefined, still reports its kind
- * and caller wr_id.
+ * and caller wr_id.  Posts may come from several threads while another
+ * polls (the CLIENT posts without its lock): they serialize on the
+ * endpoint's post_lock, and the poll retires send slots with atomics.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +56,11 @@ struct rpcrdma_ep {
 	struct ibv_cq *cq;
 	struct ibv_mr *recv_mr;
 	uint8_t *recv_bufs;
+	/*
+	 * Posting is serialized by post_lock; the poll that retires a slot
+	 * takes no lock: slots_busy and the slots' entries are atomics.
+	 */
+	pthread_mutex_t post_lock;
 	struct rpcrdma_send_slot *slots;
 	uint32_t slot_next;
 	uint32_t slots_busy;
@@ -64,7 +71,7 @@ struct rpcrdma_ep {
 	bool passive;
 	bool accepted;
 	bool connected;
-	bool disconnected;
+	bool disconnected;       /* written atomically: a post reads it without its owner's lock */
 	bool stopped;            /* rpcrdma_ep_stop: QP gone, disconnected */
 	bool device_removed;     /* RDMA_CM_EVENT_DEVICE_REMOVAL came: see ep_release_dead_devices */
 	struct rpcrdma_ep_params params;
@@ -293,7 +300,7 @@ static int ep_cm_event(struct rpcrdma_ep *ep, struct rdma_cm_event *ev)
 		ep->device_removed = true;
 	rdma_ack_cm_event(ev);
 	if (rc < 0)
-		ep->disconnected = true;
+		__atomic_store_n(&ep->disconnected, true, __ATOMIC_RELAXED);
 	return rc;
 }
 
@@ -334,6 +341,7 @@ static int ep_alloc(const struct rpcrdma_ep_params *params, struct rpcrdma_ep **
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
+	pthread_mutex_init(&ep->post_lock, NULL);
 	ep->params = *params;
 	ep->slots = calloc(params->send_depth, sizeof(*ep->slots));
 	if (!ep->slots)
@@ -697,6 +705,7 @@ void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
 	if (ep->cm_channel)
 		rdma_destroy_event_channel(ep->cm_channel);
 	free(ep->slots);
+	pthread_mutex_destroy(&ep->post_lock);
 	free(ep);
 	ep_release_removed_device(uverbs_path);
 }
@@ -711,7 +720,7 @@ void rpcrdma_ep_stop(struct rpcrdma_ep *ep)
 	if (ep->id->qp)
 		rdma_destroy_qp(ep->id);
 	ep->stopped = true;
-	ep->disconnected = true;
+	__atomic_store_n(&ep->disconnected, true, __ATOMIC_RELAXED);
 }
 
 /* ---- active side --------------------------------------------------------------------- */
@@ -1035,29 +1044,57 @@ int rpcrdma_ep_repost_recv(struct rpcrdma_ep *ep, uint32_t index)
 	return verbs_rc(ibv_post_recv(ep->id->qp, &wr, &bad));
 }
 
-/* Every send-queue WR is signaled and takes a slot until its completion. */
+/*
+ * Every send-queue WR is signaled and takes a slot until its completion.
+ * The @n WRs chained from @wr are posted at once (one doorbell); the
+ * slots are counted busy before the post, since the poll may retire
+ * them as soon as it is done.  post_lock held.
+ */
+static int ep_post_chain(struct rpcrdma_ep *ep, struct ibv_send_wr *wr, uint32_t n,
+			 const enum rpcrdma_wc_kind *kinds, const uint64_t *wr_ids, uint32_t *done)
+{
+	uint32_t depth = ep->params.send_depth, posted = 0;
+	struct ibv_send_wr *bad = NULL, *w = wr;
+	int rc;
+
+	*done = 0;
+	if (__atomic_load_n(&ep->disconnected, __ATOMIC_RELAXED))
+		return -ENOTCONN;
+	if (n > depth - __atomic_load_n(&ep->slots_busy, __ATOMIC_ACQUIRE))
+		return -ENOBUFS;
+	for (uint32_t i = 0; i < n; i++, w = w->next) {
+		struct rpcrdma_send_slot *sl = &ep->slots[(ep->slot_next + i) % depth];
+
+		if (w->num_sge < 0 || (uint32_t)w->num_sge > ep->params.max_send_sge)
+			return -EINVAL;
+		__atomic_store_n(&sl->wr_id, wr_ids[i], __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->kind, kinds[i], __ATOMIC_RELEASE);
+		w->wr_id = (uint64_t)ep->params.recv_count + (ep->slot_next + i) % depth;
+		w->send_flags |= IBV_SEND_SIGNALED;
+	}
+	__atomic_add_fetch(&ep->slots_busy, n, __ATOMIC_ACQ_REL);
+	rc = verbs_rc(ibv_post_send(ep->id->qp, wr, &bad));
+	for (w = wr; rc && w && w != bad; w = w->next)
+		posted++;
+	if (!rc)
+		posted = n;
+	__atomic_sub_fetch(&ep->slots_busy, n - posted, __ATOMIC_ACQ_REL);
+	ep->slot_next = (ep->slot_next + posted) % depth;
+	*done = posted;
+	return rc;
+}
+
 static int ep_post(struct rpcrdma_ep *ep, struct ibv_send_wr *wr, enum rpcrdma_wc_kind kind,
 		   uint64_t wr_id)
 {
-	uint32_t slot = ep->slot_next;
-	struct ibv_send_wr *bad;
+	uint32_t posted;
 	int rc;
 
-	if (ep->disconnected)
-		return -ENOTCONN;
-	if (ep->slots_busy == ep->params.send_depth)
-		return -ENOBUFS;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > ep->params.max_send_sge)
-		return -EINVAL;
-	ep->slots[slot] = (struct rpcrdma_send_slot){ .wr_id = wr_id, .kind = kind };
-	wr->wr_id = (uint64_t)ep->params.recv_count + slot;
-	wr->send_flags |= IBV_SEND_SIGNALED;
-	rc = verbs_rc(ibv_post_send(ep->id->qp, wr, &bad));
-	if (rc)
-		return rc;
-	ep->slot_next = (slot + 1) % ep->params.send_depth;
-	ep->slots_busy++;
-	return 0;
+	wr->next = NULL;
+	pthread_mutex_lock(&ep->post_lock);
+	rc = ep_post_chain(ep, wr, 1, &kind, &wr_id, &posted);
+	pthread_mutex_unlock(&ep->post_lock);
+	return rc;
 }
 
 int rpcrdma_ep_post_send(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t wr_id,
@@ -1072,6 +1109,34 @@ int rpcrdma_ep_post_send(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, u
 	if (invalidate)
 		wr.invalidate_rkey = invalidate_rkey;
 	return ep_post(ep, &wr, RPCRDMA_WC_SEND, wr_id);
+}
+
+int rpcrdma_ep_post_sends(struct rpcrdma_ep *ep, struct ibv_sge *sges, const uint64_t *wr_ids,
+			  uint32_t n, uint32_t *posted)
+{
+	struct ibv_send_wr wr[RPCRDMA_POST_SENDS_MAX];
+	enum rpcrdma_wc_kind kinds[RPCRDMA_POST_SENDS_MAX];
+	int rc = 0;
+
+	*posted = 0;
+	for (uint32_t at = 0; at < n && !rc; at += RPCRDMA_POST_SENDS_MAX) {
+		uint32_t k = min_u32(n - at, RPCRDMA_POST_SENDS_MAX), done;
+
+		for (uint32_t i = 0; i < k; i++) {
+			wr[i] = (struct ibv_send_wr){
+				.next = i + 1 < k ? &wr[i + 1] : NULL,
+				.sg_list = &sges[at + i],
+				.num_sge = 1,
+				.opcode = IBV_WR_SEND,
+			};
+			kinds[i] = RPCRDMA_WC_SEND;
+		}
+		pthread_mutex_lock(&ep->post_lock);
+		rc = ep_post_chain(ep, wr, k, kinds, wr_ids + at, &done);
+		pthread_mutex_unlock(&ep->post_lock);
+		*posted += done;
+	}
+	return rc;
 }
 
 int rpcrdma_ep_post_read(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t raddr,
@@ -1208,9 +1273,9 @@ static void wc_from_ibv(struct rpcrdma_ep *ep, const struct ibv_wc *in, struct r
 	}
 	if (slot >= ep->params.send_depth)
 		return;
-	out->kind = ep->slots[slot].kind;
-	out->wr_id = ep->slots[slot].wr_id;
-	ep->slots_busy--;
+	out->kind = __atomic_load_n(&ep->slots[slot].kind, __ATOMIC_ACQUIRE);
+	out->wr_id = __atomic_load_n(&ep->slots[slot].wr_id, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&ep->slots_busy, 1, __ATOMIC_ACQ_REL);
 }
 
 int rpcrdma_wc_errno(enum ibv_wc_status status)
@@ -1331,7 +1396,7 @@ uint32_t rpcrdma_ep_send_depth(const struct rpcrdma_ep *ep)
 
 uint32_t rpcrdma_ep_send_free(const struct rpcrdma_ep *ep)
 {
-	return ep->params.send_depth - ep->slots_busy;
+	return ep->params.send_depth - __atomic_load_n(&ep->slots_busy, __ATOMIC_ACQUIRE);
 }
 
 bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep)
