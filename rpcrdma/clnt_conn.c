@@ -117,6 +117,7 @@ static void conn_free(struct clnt_rdma_conn *cn)
 	free(cn->sendq_slots);
 	free(cn->postq);
 	free(cn->postq_slots);
+	pthread_cond_destroy(&cn->taken_cv);
 	free(cn);
 }
 
@@ -159,6 +160,7 @@ int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_c
 
 	if (!cn)
 		return -ENOMEM;
+	pthread_cond_init(&cn->taken_cv, NULL);
 	cn->refs = 1;
 	rpcrdma_options_ep_params(&ct->opts, &params);
 	if (left > 0 && left < params.timeout_ms) /* none left: a zero-timeout call is still sent */
@@ -207,8 +209,11 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 	__atomic_store_n(&cn->dead, true, __ATOMIC_RELEASE); /* read without the lock too */
 	cn->err = err;
 	for (uint32_t i = 0; i < cn->nslots; i++)
-		if (slot_busy(&cn->slots[i]) && cn->slots[i].call)
+		if (slot_busy(&cn->slots[i]) && cn->slots[i].call) {
+			/* a Send still queued will not be posted: that call was not sent */
+			cn->slots[i].call->send_failed |= cn->slots[i].queued;
 			call_fail(ct, cn->slots[i].call, err);
+		}
 	pthread_cond_broadcast(&ct->credit_cv);
 }
 
@@ -442,6 +447,7 @@ int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uin
 		return -ENOTCONN;
 	cn->sendq[cn->nsendq] = sge;
 	cn->sendq_slots[cn->nsendq++] = c->slot; /* a slot has one Send queued at most */
+	cn->slots[c->slot].queued = true;
 	cn->slots[c->slot].send_pending = cn->slots[c->slot].reply_pending = true;
 	return 0;
 }
@@ -635,10 +641,18 @@ static bool call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_
 	return false;
 }
 
-/* The Sends from @first on were not posted: their calls fail as unsent.  ct->lock held. */
+/*
+ * The Sends from @first on were not posted: their calls fail as unsent.
+ * On a live connection their slots are still theirs (or orphans): a
+ * slot is not freed while its Send is pending.  A dead one's kill has
+ * failed the calls already and may have freed the slots: leave them.
+ * ct->lock held.
+ */
 static void conn_sends_failed(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, uint32_t first,
 			      uint32_t n, int err)
 {
+	if (cn->dead)
+		return;
 	for (uint32_t i = first; i < n; i++) {
 		struct clnt_rdma_slot *s = &cn->slots[cn->postq_slots[i]];
 
@@ -663,13 +677,19 @@ static void conn_post_queued(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 		uint32_t n = cn->nsendq, posted;
 		int rc;
 
-		if (cn->dead) { /* its calls have failed: nothing goes out on it any more */
+		if (cn->dead) { /* its calls failed as unsent: nothing goes out on it any more */
 			cn->nsendq = 0;
+			if (cn->taken_waiters)
+				pthread_cond_broadcast(&cn->taken_cv);
 			return;
 		}
 		memcpy(cn->postq, cn->sendq, n * sizeof(*cn->postq));
 		memcpy(cn->postq_slots, cn->sendq_slots, n * sizeof(*cn->postq_slots));
+		for (uint32_t i = 0; i < n; i++)
+			cn->slots[cn->sendq_slots[i]].queued = false;
 		cn->nsendq = 0;
+		if (cn->taken_waiters)
+			pthread_cond_broadcast(&cn->taken_cv);
 		cn->posting = true;
 		clnt_rdma_unlock(ct);
 		rc = rpcrdma_ep_post_sends(cn->ep, cn->postq, cn->postq_slots, n, &posted);
@@ -677,6 +697,26 @@ static void conn_post_queued(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 		cn->posting = false;
 		if (rc)
 			conn_sends_failed(ct, cn, posted, n, -rc);
+	}
+}
+
+/*
+ * @c's time is up while its Send is still queued behind another
+ * thread's post: wait until that thread takes it (it looks again after
+ * its post), so the Send goes out before the caller revokes its chunks
+ * and a zero-timeout call is still sent.  ct->lock held.
+ */
+static void conn_wait_taken(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
+			    const struct clnt_rdma_call *c)
+{
+	for (;;) {
+		conn_post_queued(ct, cn);
+		if (!cn->slots[c->slot].queued || cn->dead)
+			return;
+		cn->taken_waiters++;
+		clnt_rdma_post_wakes(ct);
+		pthread_cond_wait(&cn->taken_cv, &ct->lock);
+		cn->taken_waiters--;
 	}
 }
 
@@ -711,6 +751,8 @@ int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t de
 		if (call_sleep(ct, c, deadline))
 			return CLNT_CONN_REPLIED_UNLOCKED; /* no hand-off owed: a poller hands off itself */
 	}
+	if (rc == CLNT_CONN_DEADLINE)
+		conn_wait_taken(ct, cn, c);
 	if (!cn->polling)
 		conn_handoff(ct, cn);
 	return rc;

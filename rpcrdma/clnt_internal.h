@@ -48,6 +48,7 @@ struct clnt_rdma_slot {
 	struct clnt_rdma_call *call;
 	uint32_t xid;
 	bool busy;                   /* atomic: freed without ct->lock */
+	bool queued;                 /* its Send is on conn->sendq, not taken for a post yet */
 	bool send_pending;           /* the Send from this slot is not completed */
 	bool reply_pending;          /* the call was sent and no reply came yet */
 };
@@ -83,6 +84,8 @@ struct clnt_rdma_conn {
 	uint64_t *sendq_slots;
 	uint32_t nsendq;
 	bool posting;
+	pthread_cond_t taken_cv;     /* queued Sends were taken for a post */
+	uint32_t taken_waiters;
 	struct ibv_sge *postq;       /* the posting thread's own copy */
 	uint64_t *postq_slots;
 };
@@ -98,7 +101,7 @@ struct clnt_rdma_call {
 	bool replied;
 	bool inv_pending;            /* a local invalidation is posted */
 	bool failed;
-	bool send_failed;            /* ...because its Send could not be posted */
+	bool send_failed;            /* ...before its Send was posted: it was not sent */
 	int fail_errno;
 	struct rpc_err err;          /* this call's outcome, copied to ct->err at the end */
 	bool have_recv;
@@ -238,8 +241,11 @@ uint8_t *clnt_conn_send_buf(const struct clnt_rdma_conn *cn, uint32_t slot);
 /*
  * clnt_conn_post_send - queue the Send of @len bytes of @c's slot
  * buffer; the next clnt_conn_wait on the connection posts it.  ct->lock
- * held.  Returns 0 or -ENOTCONN.  A post that fails later kills the
- * connection.
+ * held.  Returns 0 or -ENOTCONN.  If the Send is not posted after all
+ * (the post fails, the connection is killed while it is queued) the
+ * wait fails with c->send_failed set; a wait that ends at its deadline
+ * first waits for the Send to be taken for a post (a zero-timeout call
+ * is still sent).
  */
 int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uint32_t len);
 

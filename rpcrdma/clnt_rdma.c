@@ -463,7 +463,7 @@ static enum clnt_stat clnt_rdma_waited(struct clnt_rdma_call *c, int rc)
 		return call_fail(c, RPC_TIMEDOUT, 0);
 	if (c->send_failed) { /* as a post that fails at once: never sent */
 		c->sent = false;
-		c->conn_lost = rc == -ENOTCONN;
+		c->conn_lost = rc == -ENOTCONN || __atomic_load_n(&c->conn->dead, __ATOMIC_ACQUIRE);
 		return call_fail(c, RPC_CANTSEND, -rc);
 	}
 	c->conn_lost = true;

@@ -16,7 +16,8 @@
  *
  * Buffers are cached per connection so steady traffic allocates and
  * registers nothing.  A cache is used under its own lock; the post
- * functions need the endpoint's lock (the caller's).
+ * functions are called under the connection's lock (the caller's), and
+ * the endpoint orders them with the Sends posted without it.
  * Functions returning int return 0 or a negative errno value.
  */
 #ifndef RPCRDMA_REGISTRATION_H

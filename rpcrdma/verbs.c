@@ -1074,8 +1074,8 @@ static int ep_post_chain(struct rpcrdma_ep *ep, struct ibv_send_wr *wr, uint32_t
 	}
 	__atomic_add_fetch(&ep->slots_busy, n, __ATOMIC_ACQ_REL);
 	rc = verbs_rc(ibv_post_send(ep->id->qp, wr, &bad));
-	for (w = wr; rc && w && w != bad; w = w->next)
-		posted++;
+	for (w = wr; rc && bad && w && w != bad; w = w->next)
+		posted++; /* a provider that names no bad WR posted none */
 	if (!rc)
 		posted = n;
 	__atomic_sub_fetch(&ep->slots_busy, n - posted, __ATOMIC_ACQ_REL);

@@ -7,7 +7,9 @@
  * and parses the peer's.  Everything else (headers, chunks, credits) is
  * the caller's: this file only moves bytes.
  *
- * An endpoint is used by one thread at a time; callers lock.
+ * An endpoint is used by one thread at a time (callers lock), except
+ * that posts may come from other threads while one polls: posts are
+ * serialized inside (rpcrdma_ep_post_sends is made for that).
  * All functions returning int return 0 or a negative errno value.
  */
 #ifndef RPCRDMA_VERBS_H
@@ -142,7 +144,8 @@ int rpcrdma_ep_post_send(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, u
  * at a time (one doorbell each).  Safe against a concurrent
  * rpcrdma_ep_poll and other posts.  Sets *@posted to how many were
  * posted (the first ones).  Returns 0, -ENOTCONN (disconnected),
- * -ENOBUFS (no room in the send queue) or -errno of ibv_post_send.
+ * -ENOBUFS (no room in the send queue), -EINVAL (more SGEs than the
+ * queue pair takes) or -errno of ibv_post_send.
  */
 #define RPCRDMA_POST_SENDS_MAX 16u
 int rpcrdma_ep_post_sends(struct rpcrdma_ep *ep, struct ibv_sge *sges, const uint64_t *wr_ids,

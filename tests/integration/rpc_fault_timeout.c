@@ -24,7 +24,11 @@
  *      reconnect_resend, which must leave them as they were;
  *   6. with one credit, a call waiting for it while the call that holds
  *      it times out is woken then (not at its own timeout), replaces the
- *      connection and succeeds.
+ *      connection and succeeds;
+ *   7. zero-timeout calls (libtirpc's batching: sent, RPC_TIMEDOUT at
+ *      once unless the reply is in already) from one thread while 8 others keep calling on the same
+ *      CLIENT all reach the server, though their Sends may queue behind
+ *      another thread's post, and the other calls all succeed.
  * Prints figure: lines with the grant, the timeout's precision and the
  * connections made.
  */
@@ -43,6 +47,7 @@
 
 static _Atomic unsigned int failures; /* check 6 fails from two threads */
 static _Atomic unsigned int drops_seen; /* ECHO "drop" calls the server has taken */
+static _Atomic unsigned int batched_seen; /* ECHO "batch-..." calls the server has taken */
 
 #define check_fail(...) (failures += !rdmatest_check(PROG, false, __VA_ARGS__))
 
@@ -92,6 +97,8 @@ static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 		svcerr_decode(xprt);
 		return;
 	}
+	if (arg.rdmatest_data_len > 6 && !memcmp(arg.rdmatest_data_val, "batch-", 6))
+		batched_seen++;
 	if (payload_is(&arg, "drop")) {
 		drops_seen++;
 	} else if (!once_withheld(&arg)) {
@@ -371,6 +378,72 @@ static void run_credit_wait(const char *addr, unsigned int port)
 	clnt_destroy(cl);
 }
 
+/* 7: zero-timeout calls among other threads' calls */
+#define BATCH_CALLS 100
+#define BATCH_AHEAD 4 /* zero-timeout calls not yet at the server: their credits stay taken */
+#define BATCH_LOAD_THREADS 8
+
+struct load {
+	CLIENT *cl;
+	bool ok;
+};
+
+static void *load_main(void *arg)
+{
+	struct load *l = arg;
+
+	l->ok = burst(l->cl, "around-zero-timeout-calls", BATCH_LOAD_THREADS, 40);
+	return NULL;
+}
+
+static void run_batched(const char *addr, unsigned int port)
+{
+	CLIENT *cl = client(addr, port, false, 32);
+	struct load l = { cl, false };
+	unsigned int base = batched_seen, got;
+	char text[64];
+	pthread_t th;
+	double t0;
+
+	if (!cl)
+		return;
+	if (echo(cl, "hello", 10) != RPC_SUCCESS || pthread_create(&th, NULL, load_main, &l)) {
+		check_fail("%s: no CLIENT under load to test zero-timeout calls on", addr);
+		clnt_destroy(cl);
+		return;
+	}
+	for (unsigned int i = 0; i < BATCH_CALLS; i++) {
+		enum clnt_stat st;
+		bool same;
+
+		for (t0 = rdmatest_now(); batched_seen - base + BATCH_AHEAD < i &&
+					  rdmatest_now() - t0 < 5;)
+			usleep(1000);
+		if (batched_seen - base + BATCH_AHEAD < i) {
+			check_fail("%s: %u of the first %u zero-timeout calls reached the server "
+				   "in 5 s", addr, batched_seen - base, i - BATCH_AHEAD);
+			break;
+		}
+		snprintf(text, sizeof(text), "batch-%u", i);
+		/* its reply may be in already: a poller dispatches while a thread posts */
+		st = rdmatest_call_echo_text(cl, text, (struct timeval){ 0, 0 }, &same);
+		if (st != RPC_TIMEDOUT && (st != RPC_SUCCESS || !same))
+			check_fail("%s: zero-timeout ECHO \"%s\": %s, expected %s or its reply", addr,
+				   text, clnt_sperrno(st), clnt_sperrno(RPC_TIMEDOUT));
+	}
+	pthread_join(th, NULL);
+	for (t0 = rdmatest_now(); batched_seen - base < BATCH_CALLS && rdmatest_now() - t0 < 10;)
+		usleep(10000);
+	got = batched_seen - base;
+	if (got != BATCH_CALLS)
+		check_fail("%s: the server got %u of %u zero-timeout calls", addr, got, BATCH_CALLS);
+	if (!l.ok)
+		check_fail("%s: calls around zero-timeout calls did not all succeed", addr);
+	printf("figure: " PROG ": %s: %u of %u zero-timeout calls reached the server while %u "
+	       "threads called\n", addr, got, BATCH_CALLS, BATCH_LOAD_THREADS);
+	clnt_destroy(cl);
+}
+
 int main(int argc, char **argv)
 {
 	SVCXPRT *x[4];
@@ -393,6 +466,7 @@ int main(int argc, char **argv)
 		run(argv[i + 1], x[i]->xp_port);
 		run_retry(argv[i + 1], x[i]->xp_port);
 		run_credit_wait(argv[i + 1], x[i]->xp_port);
+		run_batched(argv[i + 1], x[i]->xp_port);
 	}
 	printf(PROG ": %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
