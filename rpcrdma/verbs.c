@@ -1046,12 +1046,12 @@ int rpcrdma_ep_repost_recv(struct rpcrdma_ep *ep, uint32_t index)
 
 /*
  * Every send-queue WR is signaled and takes a slot until its completion.
- * The @n WRs chained from @wr are posted at once (one doorbell); the
- * slots are counted busy before the post, since the poll may retire
- * them as soon as it is done.  post_lock held.
+ * The @n WRs chained from @wr, all of @kind, are posted at once (one
+ * doorbell); the slots are counted busy before the post, since the poll
+ * may retire them as soon as it is done.  post_lock held.
  */
 static int ep_post_chain(struct rpcrdma_ep *ep, struct ibv_send_wr *wr, uint32_t n,
-			 const enum rpcrdma_wc_kind *kinds, const uint64_t *wr_ids, uint32_t *done)
+			 enum rpcrdma_wc_kind kind, const uint64_t *wr_ids, uint32_t *done)
 {
 	uint32_t depth = ep->params.send_depth, posted = 0;
 	struct ibv_send_wr *bad = NULL, *w = wr;
@@ -1068,7 +1068,7 @@ static int ep_post_chain(struct rpcrdma_ep *ep, struct ibv_send_wr *wr, uint32_t
 		if (w->num_sge < 0 || (uint32_t)w->num_sge > ep->params.max_send_sge)
 			return -EINVAL;
 		__atomic_store_n(&sl->wr_id, wr_ids[i], __ATOMIC_RELAXED);
-		__atomic_store_n(&sl->kind, kinds[i], __ATOMIC_RELEASE);
+		__atomic_store_n(&sl->kind, kind, __ATOMIC_RELEASE);
 		w->wr_id = (uint64_t)ep->params.recv_count + (ep->slot_next + i) % depth;
 		w->send_flags |= IBV_SEND_SIGNALED;
 	}
@@ -1092,7 +1092,7 @@ static int ep_post(struct rpcrdma_ep *ep, struct ibv_send_wr *wr, enum rpcrdma_w
 
 	wr->next = NULL;
 	pthread_mutex_lock(&ep->post_lock);
-	rc = ep_post_chain(ep, wr, 1, &kind, &wr_id, &posted);
+	rc = ep_post_chain(ep, wr, 1, kind, &wr_id, &posted);
 	pthread_mutex_unlock(&ep->post_lock);
 	return rc;
 }
@@ -1115,7 +1115,6 @@ int rpcrdma_ep_post_sends(struct rpcrdma_ep *ep, struct ibv_sge *sges, const uin
 			  uint32_t n, uint32_t *posted)
 {
 	struct ibv_send_wr wr[RPCRDMA_POST_SENDS_MAX];
-	enum rpcrdma_wc_kind kinds[RPCRDMA_POST_SENDS_MAX];
 	int rc = 0;
 
 	*posted = 0;
@@ -1129,10 +1128,9 @@ int rpcrdma_ep_post_sends(struct rpcrdma_ep *ep, struct ibv_sge *sges, const uin
 				.num_sge = 1,
 				.opcode = IBV_WR_SEND,
 			};
-			kinds[i] = RPCRDMA_WC_SEND;
 		}
 		pthread_mutex_lock(&ep->post_lock);
-		rc = ep_post_chain(ep, wr, k, kinds, wr_ids + at, &done);
+		rc = ep_post_chain(ep, wr, k, RPCRDMA_WC_SEND, wr_ids + at, &done);
 		pthread_mutex_unlock(&ep->post_lock);
 		*posted += done;
 	}
