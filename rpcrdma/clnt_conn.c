@@ -114,9 +114,7 @@ static void conn_free(struct clnt_rdma_conn *cn)
 	free(cn->send_bufs);
 	free(cn->slots);
 	free(cn->sendq);
-	free(cn->sendq_slots);
 	free(cn->postq);
-	free(cn->postq_slots);
 	pthread_cond_destroy(&cn->taken_cv);
 	free(cn);
 }
@@ -133,11 +131,8 @@ static int conn_buffers(struct clnt_rdma_conn *cn, uint32_t nslots)
 	cn->slots = calloc(nslots, sizeof(*cn->slots));
 	cn->send_bufs = calloc(nslots, cn->send_size);
 	cn->sendq = calloc(nslots, sizeof(*cn->sendq));
-	cn->sendq_slots = calloc(nslots, sizeof(*cn->sendq_slots));
 	cn->postq = calloc(nslots, sizeof(*cn->postq));
-	cn->postq_slots = calloc(nslots, sizeof(*cn->postq_slots));
-	if (!cn->slots || !cn->send_bufs || !cn->sendq || !cn->sendq_slots || !cn->postq ||
-	    !cn->postq_slots)
+	if (!cn->slots || !cn->send_bufs || !cn->sendq || !cn->postq)
 		return -ENOMEM;
 	cn->send_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(cn->ep), cn->send_bufs,
 				     (size_t)nslots * cn->send_size, IBV_ACCESS_LOCAL_WRITE);
@@ -437,16 +432,12 @@ void clnt_conn_detach_unlocked(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c
 
 int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uint32_t len)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)clnt_conn_send_buf(cn, c->slot),
-		.length = len,
-		.lkey = cn->send_mr->lkey,
-	};
-
 	if (cn->dead)
 		return -ENOTCONN;
-	cn->sendq[cn->nsendq] = sge;
-	cn->sendq_slots[cn->nsendq++] = c->slot; /* a slot has one Send queued at most */
+	cn->sendq[cn->nsendq++] = (struct rpcrdma_send){ /* a slot has one Send queued at most */
+		.sge = { (uintptr_t)clnt_conn_send_buf(cn, c->slot), len, cn->send_mr->lkey },
+		.wr_id = c->slot,
+	};
 	cn->slots[c->slot].queued = true;
 	cn->slots[c->slot].send_pending = cn->slots[c->slot].reply_pending = true;
 	return 0;
@@ -654,7 +645,7 @@ static void conn_sends_failed(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn
 	if (cn->dead)
 		return;
 	for (uint32_t i = first; i < n; i++) {
-		struct clnt_rdma_slot *s = &cn->slots[cn->postq_slots[i]];
+		struct clnt_rdma_slot *s = &cn->slots[cn->postq[i].wr_id];
 
 		s->send_pending = s->reply_pending = false;
 		if (!s->call) {
@@ -684,15 +675,14 @@ static void conn_post_queued(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 			return;
 		}
 		memcpy(cn->postq, cn->sendq, n * sizeof(*cn->postq));
-		memcpy(cn->postq_slots, cn->sendq_slots, n * sizeof(*cn->postq_slots));
 		for (uint32_t i = 0; i < n; i++)
-			cn->slots[cn->sendq_slots[i]].queued = false;
+			cn->slots[cn->sendq[i].wr_id].queued = false;
 		cn->nsendq = 0;
 		if (cn->taken_waiters)
 			pthread_cond_broadcast(&cn->taken_cv);
 		cn->posting = true;
 		clnt_rdma_unlock(ct);
-		rc = rpcrdma_ep_post_sends(cn->ep, cn->postq, cn->postq_slots, n, &posted);
+		rc = rpcrdma_ep_post_sends(cn->ep, cn->postq, n, &posted);
 		pthread_mutex_lock(&ct->lock);
 		cn->posting = false;
 		if (rc)

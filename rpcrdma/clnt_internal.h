@@ -80,14 +80,12 @@ struct clnt_rdma_conn {
 	 * nor the calls being started, and Sends queued meanwhile share the
 	 * next doorbell.
 	 */
-	struct ibv_sge *sendq;
-	uint64_t *sendq_slots;
+	struct rpcrdma_send *sendq;  /* wr_id: the slot */
 	uint32_t nsendq;
 	bool posting;
 	pthread_cond_t taken_cv;     /* queued Sends were taken for a post */
 	uint32_t taken_waiters;
-	struct ibv_sge *postq;       /* the posting thread's own copy */
-	uint64_t *postq_slots;
+	struct rpcrdma_send *postq;  /* the posting thread's own copy */
 };
 
 struct clnt_rdma_call {

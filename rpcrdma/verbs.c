@@ -1111,10 +1111,11 @@ int rpcrdma_ep_post_send(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, u
 	return ep_post(ep, &wr, RPCRDMA_WC_SEND, wr_id);
 }
 
-int rpcrdma_ep_post_sends(struct rpcrdma_ep *ep, struct ibv_sge *sges, const uint64_t *wr_ids,
-			  uint32_t n, uint32_t *posted)
+int rpcrdma_ep_post_sends(struct rpcrdma_ep *ep, struct rpcrdma_send *sends, uint32_t n,
+			  uint32_t *posted)
 {
 	struct ibv_send_wr wr[RPCRDMA_POST_SENDS_MAX];
+	uint64_t wr_ids[RPCRDMA_POST_SENDS_MAX];
 	int rc = 0;
 
 	*posted = 0;
@@ -1122,15 +1123,20 @@ int rpcrdma_ep_post_sends(struct rpcrdma_ep *ep, struct ibv_sge *sges, const uin
 		uint32_t k = min_u32(n - at, RPCRDMA_POST_SENDS_MAX), done;
 
 		for (uint32_t i = 0; i < k; i++) {
+			struct rpcrdma_send *s = &sends[at + i];
+
 			wr[i] = (struct ibv_send_wr){
 				.next = i + 1 < k ? &wr[i + 1] : NULL,
-				.sg_list = &sges[at + i],
+				.sg_list = &s->sge,
 				.num_sge = 1,
-				.opcode = IBV_WR_SEND,
+				.opcode = s->invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND,
 			};
+			if (s->invalidate)
+				wr[i].invalidate_rkey = s->invalidate_rkey;
+			wr_ids[i] = s->wr_id;
 		}
 		pthread_mutex_lock(&ep->post_lock);
-		rc = ep_post_chain(ep, wr, k, RPCRDMA_WC_SEND, wr_ids + at, &done);
+		rc = ep_post_chain(ep, wr, k, RPCRDMA_WC_SEND, wr_ids, &done);
 		pthread_mutex_unlock(&ep->post_lock);
 		*posted += done;
 	}

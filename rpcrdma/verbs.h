@@ -138,18 +138,24 @@ int rpcrdma_ep_repost_recv(struct rpcrdma_ep *ep, uint32_t index);
  */
 int rpcrdma_ep_post_send(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t wr_id,
 			 bool invalidate, uint32_t invalidate_rkey);
+/* One Send of rpcrdma_ep_post_sends: one SGE, With Invalidate of @invalidate_rkey if @invalidate. */
+struct rpcrdma_send {
+	struct ibv_sge sge;
+	uint64_t wr_id;
+	uint32_t invalidate_rkey;
+	bool invalidate;
+};
 /*
- * rpcrdma_ep_post_sends - post @n signaled Sends, each of one SGE of
- * @sges with the wr_id of @wr_ids, chained up to RPCRDMA_POST_SENDS_MAX
- * at a time (one doorbell each).  Safe against a concurrent
- * rpcrdma_ep_poll and other posts.  Sets *@posted to how many were
- * posted (the first ones).  Returns 0, -ENOTCONN (disconnected),
- * -ENOBUFS (no room in the send queue), -EINVAL (more SGEs than the
- * queue pair takes) or -errno of ibv_post_send.
+ * rpcrdma_ep_post_sends - post the @n signaled Sends of @sends, chained
+ * up to RPCRDMA_POST_SENDS_MAX at a time (one doorbell each).  Safe
+ * against a concurrent rpcrdma_ep_poll and other posts.  Sets *@posted
+ * to how many were posted (the first ones).  Returns 0, -ENOTCONN
+ * (disconnected), -ENOBUFS (no room in the send queue), -EINVAL (more
+ * SGEs than the queue pair takes) or -errno of ibv_post_send.
  */
 #define RPCRDMA_POST_SENDS_MAX 16u
-int rpcrdma_ep_post_sends(struct rpcrdma_ep *ep, struct ibv_sge *sges, const uint64_t *wr_ids,
-			  uint32_t n, uint32_t *posted);
+int rpcrdma_ep_post_sends(struct rpcrdma_ep *ep, struct rpcrdma_send *sends, uint32_t n,
+			  uint32_t *posted);
 /* Post a signaled RDMA Read from (@raddr, @rkey) into @sge. */
 int rpcrdma_ep_post_read(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t raddr,
 			 uint32_t rkey, uint64_t wr_id);
