@@ -26,7 +26,8 @@
  * stall the single svc_run() thread and with it every other connection:
  * a call's RDMA Reads are posted and xp_recv() returns, to go on when
  * they complete; a reply's Writes and Send are posted and xp_reply()
- * returns.  A message is taken from the queue only when a reply buffer
+ * returns (while more calls wait, the Send is held and posted with
+ * theirs: svc_rdma_conn.held).  A message is taken from the queue only when a reply buffer
  * may be added for it (replies in flight and calls taken together at
  * most SVC_REPLIES_MAX: with SVC_REPLY_KEEP kept idle, a connection's
  * buffers stop growing once its load is steady) and a Send can be
@@ -309,7 +310,7 @@ static int svc_rdma_serve_oldest(struct svc_rdma_conn *c, struct rpc_msg *msg)
 		return 0;
 	if (!c->max_reads && cl->pull_next < cl->hdr.nreads && !cl->reads_pending) {
 		/* CCP lowered the read depth to 0 after this call was taken */
-		if (rpcrdma_ep_send_free(c->ep) < 1)
+		if (svc_rdma_send_room(c) < 1)
 			return 0; /* earlier replies' completions make room */
 		svc_rdma_send_error(c, cl, cl->hdr.xid, cl->hdr.credit, ERR_CHUNK);
 		svc_rdma_oldest_done(c);
@@ -368,11 +369,10 @@ static enum xprt_stat svc_rdma_stat(SVCXPRT *xprt)
 
 	if (c->dead)
 		return XPRT_DIED;
-	if (c->blocked)
-		return XPRT_IDLE; /* the completions it waits for wake svc_run() */
-	if (c->qcount || c->more || c->ccount > (c->in_call ? 1u : 0u))
+	/* blocked: the completions it waits for wake svc_run() */
+	if (!c->blocked && svc_rdma_more_calls(c))
 		return XPRT_MOREREQS;
-	return XPRT_IDLE;
+	return svc_rdma_sends_flush(c) ? XPRT_DIED : XPRT_IDLE;
 }
 
 /* The oldest call's arguments; @auth unwraps them (SVCAUTH_UNWRAP), or NULL: as they are. */

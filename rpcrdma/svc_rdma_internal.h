@@ -26,6 +26,7 @@
 #define SVC_REPLIES_MAX   8u                      /* replies in flight per connection */
 #define SVC_CALLS_MAX     SVC_REPLIES_MAX         /* calls taken (assembled or served) per connection */
 #define SVC_RD_BYTES      (2u << 20)              /* Read-sink bytes before taking no more calls */
+#define SVC_SENDS_HELD    SVC_REPLIES_MAX         /* reply Sends held for one doorbell */
 
 struct svc_rdma_ulbs {
 	size_t n;
@@ -102,6 +103,15 @@ struct svc_rdma_conn {
 	uint64_t rd_bytes;         /* the calls' Read sinks */
 	bool in_call;              /* the oldest call is dispatched */
 	struct svc_rdma_reply *reply; /* the reply being built */
+	/*
+	 * Reply Sends not posted yet: while more calls wait to be served,
+	 * their replies go out together (one doorbell, and the client's
+	 * completion event finds them all).  Each holds a send-queue slot
+	 * (svc_rdma_send_room); they are posted when no call waits, before
+	 * any Read and at xp_stat's XPRT_IDLE, so none outlives a burst.
+	 */
+	struct rpcrdma_send held[SVC_SENDS_HELD];
+	uint32_t nheld;
 	/* accepted, ESTABLISHED not yet seen: on its listener's half-open list */
 	bool half_open;
 	struct svc_rdma_half_open *half_open_list; /* the listener's (a reference) */
@@ -112,6 +122,20 @@ struct svc_rdma_conn {
 static inline struct svc_rdma_conn *conn_of(SVCXPRT *xprt)
 {
 	return (struct svc_rdma_conn *)xprt->xp_p1;
+}
+
+/* More calls wait to be served than the one dispatched (xp_stat's XPRT_MOREREQS). */
+static inline bool svc_rdma_more_calls(const struct svc_rdma_conn *c)
+{
+	return c->qcount || c->more || c->ccount > (c->in_call ? 1u : 0u);
+}
+
+/* Send-queue slots free for new work requests: the held Sends' are taken. */
+static inline uint32_t svc_rdma_send_room(const struct svc_rdma_conn *c)
+{
+	uint32_t free = rpcrdma_ep_send_free(c->ep);
+
+	return free > c->nheld ? free - c->nheld : 0;
 }
 
 /* The call served next: the oldest taken. */
@@ -147,6 +171,11 @@ void svc_rdma_oldest_done(struct svc_rdma_conn *c);
 
 /* ---- svc_rdma_sendto.c ---- */
 
+/*
+ * Post the held reply Sends.  Returns 0, or -EIO when the post failed
+ * (the connection is killed).
+ */
+int svc_rdma_sends_flush(struct svc_rdma_conn *c);
 /* Answer RDMA_ERROR (ERR_VERS or ERR_CHUNK) for @xid and end @cl. */
 void svc_rdma_send_error(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint32_t xid,
 			 uint32_t requested, enum rpcrdma_errcode err);

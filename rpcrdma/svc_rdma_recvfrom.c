@@ -84,7 +84,7 @@ int svc_rdma_poll_all(struct svc_rdma_conn *c)
 static bool svc_rdma_can_take(const struct svc_rdma_conn *c)
 {
 	return c->replies.in_flight + c->ccount < SVC_REPLIES_MAX &&
-	       rpcrdma_ep_send_free(c->ep) >= 1 && (!c->ccount || c->rd_bytes < SVC_RD_BYTES);
+	       svc_rdma_send_room(c) >= 1 && (!c->ccount || c->rd_bytes < SVC_RD_BYTES);
 }
 
 /* Send-queue entries the reply to @cl may need: a Write per offered segment, the Send. */
@@ -101,6 +101,8 @@ static int svc_rdma_read(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint
 
 	if (!seg->length)
 		return 0;
+	if (svc_rdma_sends_flush(c)) /* a Read must not take a held Send's slot */
+		return -EIO;
 	rc = rpcrdma_ep_post_read(c->ep, &sge, 1, seg->offset, seg->handle,
 				  (uint64_t)(cl - c->calls));
 	if (!rc) {
@@ -374,7 +376,7 @@ bool svc_rdma_call_ready(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 		cl->call = cl->rd_buf + cl->pz_area;
 		cl->call_len = cl->total;
 	}
-	return rpcrdma_ep_send_free(c->ep) >= svc_rdma_reply_wrs(cl);
+	return svc_rdma_send_room(c) >= svc_rdma_reply_wrs(cl);
 }
 
 /*

@@ -6,8 +6,10 @@
  * Writes DDP results into the write chunks and, for a long reply, the
  * reply into the reply chunk, and Sends the transport header (and the
  * inline reply), With Invalidate when allowed; RDMA_ERROR answers go
- * the same way.  It never writes outside an offered segment and never
- * waits: the buffer is reused when its Send completes.
+ * the same way.  While more calls wait to be served, Sends are held and
+ * posted together (svc_rdma_sends_flush).  It never writes outside an
+ * offered segment and never waits: the buffer is reused when its Send
+ * completes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,27 +28,45 @@ static int svc_rdma_write(struct svc_rdma_conn *c, const uint8_t *src, uint32_t 
 	return rc == -ENOBUFS ? -EIO : rc;
 }
 
-/*
- * The one Send that answers @cl, from @b; With Invalidate when
- * svc_rdma_inv_rkey allowed.  @b waits for the Send's completion; when
- * the Send cannot be posted the connection dies and @b is freed after
- * the QP.
- */
-static int svc_rdma_send(struct svc_rdma_conn *c, struct rpcrdma_replybuf *b, uint32_t len,
-			 struct svc_rdma_call *cl)
+int svc_rdma_sends_flush(struct svc_rdma_conn *c)
 {
-	struct ibv_sge sge = { (uintptr_t)b->addr, len, b->mr->lkey };
-	bool inv = cl->inv;
+	uint32_t n = c->nheld, posted;
 	int rc;
 
-	cl->inv = false;
-	rc = rpcrdma_ep_post_send(c->ep, &sge, 1, (uint64_t)(uintptr_t)b, inv, cl->inv_rkey);
-	rpcrdma_replybufs_posted(&c->replies, b); /* Writes before it may read it: freed with the QP */
+	if (!n)
+		return 0;
+	c->nheld = 0;
+	if (c->dead)
+		return -EIO;
+	rc = rpcrdma_ep_post_sends(c->ep, c->held, n, &posted);
 	if (rc) {
 		svc_rdma_conn_kill(c, "posting a Send failed", -rc);
 		return -EIO;
 	}
 	return 0;
+}
+
+/*
+ * The one Send that answers @cl, from @b; With Invalidate when
+ * svc_rdma_inv_rkey allowed.  It is held while more calls wait to be
+ * served (svc_rdma_conn.held).  @b waits for the Send's completion;
+ * when the Send cannot be posted the connection dies and @b is freed
+ * after the QP.
+ */
+static int svc_rdma_send(struct svc_rdma_conn *c, struct rpcrdma_replybuf *b, uint32_t len,
+			 struct svc_rdma_call *cl)
+{
+	c->held[c->nheld++] = (struct rpcrdma_send){
+		.sge = { (uintptr_t)b->addr, len, b->mr->lkey },
+		.wr_id = (uint64_t)(uintptr_t)b,
+		.invalidate = cl->inv,
+		.invalidate_rkey = cl->inv_rkey,
+	};
+	cl->inv = false;
+	rpcrdma_replybufs_posted(&c->replies, b); /* Writes before it may read it: freed with the QP */
+	if (c->nheld < SVC_SENDS_HELD && svc_rdma_more_calls(c))
+		return 0;
+	return svc_rdma_sends_flush(c);
 }
 
 static uint32_t svc_rdma_grant(const struct svc_rdma_conn *c, uint32_t requested)
