@@ -106,7 +106,19 @@ struct rpcrdma_options {
 	 * may apply it to their TCP connection; soft-iWARP does not.
 	 */
 	int32_t tos;
+	/*
+	 * Server: while more calls wait to be served on a connection, the
+	 * replies made meanwhile are held and posted together, at most this
+	 * many (1 to RPCRDMA_REPLY_BATCH_MAX; default the maximum): one
+	 * doorbell, and the client's completion event finds them together.
+	 * A held reply waits for the calls served after it in the same
+	 * burst, so a service whose procedures can take long sets 1: every
+	 * reply is posted as it is made.
+	 */
+	uint32_t reply_batch;
 };
+
+#define RPCRDMA_REPLY_BATCH_MAX 8u
 
 /* How a connection makes a call's memory remotely accessible. */
 enum rpcrdma_registration {

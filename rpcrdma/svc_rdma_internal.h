@@ -26,7 +26,7 @@
 #define SVC_REPLIES_MAX   8u                      /* replies in flight per connection */
 #define SVC_CALLS_MAX     SVC_REPLIES_MAX         /* calls taken (assembled or served) per connection */
 #define SVC_RD_BYTES      (2u << 20)              /* Read-sink bytes before taking no more calls */
-#define SVC_SENDS_HELD    SVC_REPLIES_MAX         /* reply Sends held for one doorbell */
+#define SVC_SENDS_HELD    RPCRDMA_REPLY_BATCH_MAX /* reply Sends held, at most (opts.reply_batch) */
 
 struct svc_rdma_ulbs {
 	size_t n;

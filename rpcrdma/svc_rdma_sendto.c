@@ -64,7 +64,7 @@ static int svc_rdma_send(struct svc_rdma_conn *c, struct rpcrdma_replybuf *b, ui
 	};
 	cl->inv = false;
 	rpcrdma_replybufs_posted(&c->replies, b); /* Writes before it may read it: freed with the QP */
-	if (c->nheld < SVC_SENDS_HELD && svc_rdma_more_calls(c))
+	if (c->nheld < c->opts.reply_batch && svc_rdma_more_calls(c))
 		return 0;
 	return svc_rdma_sends_flush(c);
 }

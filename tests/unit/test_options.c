@@ -44,6 +44,7 @@ Test(options, init_sets_the_size_and_the_documented_defaults)
 	cr_assert_null(o.ulb);
 	cr_assert_eq(o.ack_timeout, 0);
 	cr_assert_eq(o.tos, -1);
+	cr_assert_eq(o.reply_batch, RPCRDMA_REPLY_BATCH_MAX);
 }
 
 Test(options, init_writes_within_the_programs_size_only)
@@ -125,6 +126,14 @@ Test(options, bad_values_are_refused)
 	o.tos = 0;
 	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
 	cr_assert_eq(out.tos, 0);
+	rpcrdma_options_init(&o);
+	o.reply_batch = 0;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.reply_batch = RPCRDMA_REPLY_BATCH_MAX + 1;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.reply_batch = 1;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
+	cr_assert_eq(out.reply_batch, 1);
 }
 
 /* A program built against the first version: what follows its struct is not its own. */
@@ -140,6 +149,7 @@ Test(options, a_first_version_struct_gets_the_defaults_of_later_fields)
 	cr_assert_eq(out.credits, 9);
 	cr_assert_eq(out.ack_timeout, 0);
 	cr_assert_eq(out.tos, -1);
+	cr_assert_eq(out.reply_batch, RPCRDMA_REPLY_BATCH_MAX);
 	cr_assert_eq(out.size, sizeof(out));
 }
 
