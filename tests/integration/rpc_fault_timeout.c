@@ -85,28 +85,22 @@ static bool once_withheld(const rdmatest_data *d)
  * rdmatest_dispatch, except ECHO "drop" (no reply at all), ECHO "late"
  * (after 3 s) and ECHO "once-..." (see once_withheld).
  */
+static void echo_answer(SVCXPRT *xprt, rdmatest_data *arg)
+{
+	if (arg->rdmatest_data_len > 6 && !memcmp(arg->rdmatest_data_val, "batch-", 6))
+		batched_seen++;
+	if (payload_is(arg, "drop")) {
+		drops_seen++;
+	} else if (!once_withheld(arg)) {
+		if (payload_is(arg, "late"))
+			usleep(LATE_SLEEP_US);
+		svc_sendreply(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)arg);
+	}
+}
+
 static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 {
-	rdmatest_data arg = { 0 };
-
-	if (rq->rq_proc != RDMATEST_ECHO) {
-		rdmatest_dispatch(rq, xprt);
-		return;
-	}
-	if (!svc_getargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg)) {
-		svcerr_decode(xprt);
-		return;
-	}
-	if (arg.rdmatest_data_len > 6 && !memcmp(arg.rdmatest_data_val, "batch-", 6))
-		batched_seen++;
-	if (payload_is(&arg, "drop")) {
-		drops_seen++;
-	} else if (!once_withheld(&arg)) {
-		if (payload_is(&arg, "late"))
-			usleep(LATE_SLEEP_US);
-		svc_sendreply(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
-	}
-	svc_freeargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
+	rdmatest_dispatch_echo(rq, xprt, echo_answer);
 }
 
 /* ---- client ------------------------------------------------------------------------- */

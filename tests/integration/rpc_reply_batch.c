@@ -43,22 +43,16 @@ static unsigned int sleep_ms(const rdmatest_data *d)
 	return (unsigned int)strtoul(text + pre, NULL, 10);
 }
 
-/* rdmatest_dispatch, except that ECHO "sleep-MS" sleeps first. */
+/* ECHO "sleep-MS" sleeps first. */
+static void echo_answer(SVCXPRT *xprt, rdmatest_data *arg)
+{
+	usleep(sleep_ms(arg) * 1000u);
+	svc_sendreply(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)arg);
+}
+
 static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 {
-	rdmatest_data arg = { 0 };
-
-	if (rq->rq_proc != RDMATEST_ECHO) {
-		rdmatest_dispatch(rq, xprt);
-		return;
-	}
-	if (!svc_getargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg)) {
-		svcerr_decode(xprt);
-		return;
-	}
-	usleep(sleep_ms(&arg) * 1000u);
-	svc_sendreply(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
-	svc_freeargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
+	rdmatest_dispatch_echo(rq, xprt, echo_answer);
 }
 
 /* ---- client ------------------------------------------------------------------------- */

@@ -220,6 +220,23 @@ void rdmatest_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 	svc_freeargs(xprt, xa, (char *)&arg);
 }
 
+void rdmatest_dispatch_echo(struct svc_req *rq, SVCXPRT *xprt,
+			    void (*echo)(SVCXPRT *xprt, rdmatest_data *arg))
+{
+	rdmatest_data arg = { 0 };
+
+	if (rq->rq_proc != RDMATEST_ECHO) {
+		rdmatest_dispatch(rq, xprt);
+		return;
+	}
+	if (!svc_getargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg)) {
+		svcerr_decode(xprt);
+		return;
+	}
+	echo(xprt, &arg);
+	svc_freeargs(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)&arg);
+}
+
 /* ---- setup ----------------------------------------------------------------------------------- */
 
 SVCXPRT *rdmatest_listen(const char *prog, const char *addr, const struct rpcrdma_options *o,

@@ -45,6 +45,14 @@ bool rdmatest_xdr_of(rpcproc_t proc, xdrproc_t *xa, xdrproc_t *xr);
 void rdmatest_dispatch(struct svc_req *rq, SVCXPRT *xprt);
 
 /*
+ * rdmatest_dispatch_echo - rdmatest_dispatch, except that an ECHO's
+ * decoded argument goes to @echo, which answers it (svc_sendreply) or
+ * leaves it unanswered; the argument is freed after.
+ */
+void rdmatest_dispatch_echo(struct svc_req *rq, SVCXPRT *xprt,
+			    void (*echo)(SVCXPRT *xprt, rdmatest_data *arg));
+
+/*
  * rdmatest_listen - svc_rdma_create on @addr (port 0) with @o (may be
  * NULL) and svc_rdma_reg of the rdmatest program with @dispatch (NULL:
  * rdmatest_dispatch) and rdmatest_ulb.  Prints why on failure, prefixed
