@@ -104,10 +104,24 @@ void clnt_rdma_post_wakes(struct rpcrdma_clnt *ct)
 	ct->wakes = NULL;
 }
 
+/* Revoke and put the chunk buffer an orphaned slot kept exposed, if any. */
+static void slot_put_exposed(struct clnt_rdma_conn *cn, struct clnt_rdma_slot *s)
+{
+	if (!s->rb)
+		return;
+	/* a revocation that must post and wait is not made: put destroys an exposed buffer */
+	if (rpcrdma_reg_revoke_is_synchronous(cn->reg, s->rb, s->invalidated_rkey))
+		(void)rpcrdma_reg_revoke(cn->reg, s->rb, s->invalidated_rkey, 0);
+	rpcrdma_reg_put(cn->reg, s->rb);
+	s->rb = NULL;
+}
+
 static void conn_free(struct clnt_rdma_conn *cn)
 {
 	if (!cn)
 		return;
+	for (uint32_t i = 0; cn->slots && i < cn->nslots; i++)
+		slot_put_exposed(cn, &cn->slots[i]);
 	rpcrdma_reg_destroy(cn->reg);
 	rpcrdma_mr_dereg(cn->send_mr);
 	rpcrdma_ep_destroy(cn->ep);
@@ -386,6 +400,15 @@ static void conn_repost(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, uint
 		clnt_conn_kill(ct, cn, EIO, "reposting a receive failed");
 }
 
+void clnt_conn_keep_exposed(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c)
+{
+	struct clnt_rdma_slot *s = &cn->slots[c->slot];
+
+	s->rb = c->rb;
+	s->invalidated_rkey = c->replied ? c->invalidated_rkey : 0;
+	c->rb = NULL;
+}
+
 void clnt_conn_detach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 {
 	struct clnt_rdma_conn *cn = c->conn;
@@ -401,6 +424,7 @@ void clnt_conn_detach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 		s->call = NULL;
 		cn->orphans++;
 	} else {
+		slot_put_exposed(cn, s);
 		slot_free(cn, c->slot);
 	}
 	credit_waiters_wake(ct); /* for a slot, or to reset a connection left all orphans */
@@ -469,6 +493,7 @@ static void conn_orphan_check(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn
 {
 	if (!s->call && !s->reply_pending && !s->send_pending) {
 		cn->orphans--;
+		slot_put_exposed(cn, s);
 		slot_free(cn, (uint32_t)(s - cn->slots));
 		credit_waiters_wake(ct);
 	}
@@ -491,6 +516,7 @@ static void conn_take_reply(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
 	credit_waiters_wake(ct);
 	s->reply_pending = false;
 	if (!s->call) {
+		s->invalidated_rkey = wc->with_invalidate ? wc->invalidated_rkey : 0;
 		conn_repost(ct, cn, (uint32_t)wc->wr_id);
 		conn_orphan_check(ct, cn, s);
 		return;

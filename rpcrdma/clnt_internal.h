@@ -51,6 +51,13 @@ struct clnt_rdma_slot {
 	bool queued;                 /* its Send is on conn->sendq, not taken for a post yet */
 	bool send_pending;           /* the Send from this slot is not completed */
 	bool reply_pending;          /* the call was sent and no reply came yet */
+	/*
+	 * The chunk buffer of a call that gave up on its reply, still
+	 * exposed: the server may read or write it until it replies.
+	 * Revoked and put when the orphaned slot is freed.
+	 */
+	struct rpcrdma_regbuf *rb;
+	uint32_t invalidated_rkey;   /* ...as the reply's completion reported it */
 };
 
 struct clnt_rdma_conn {
@@ -216,6 +223,17 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
  * failed connect.
  */
 int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline);
+
+/*
+ * clnt_conn_keep_exposed - @c gives up on its reply (its time is up) on
+ * a live connection: its chunk buffer moves to its slot, still exposed,
+ * because the server may be reading its arguments or writing its
+ * results right now; revoking the buffer would fail those and break
+ * the connection for every call on it.  The buffer is revoked when the
+ * slot is freed (its reply came, its Send failed, or the connection
+ * went).  ct->lock held.
+ */
+void clnt_conn_keep_exposed(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c);
 
 /*
  * clnt_conn_detach - give back @c's receive buffer, slot and credit (or

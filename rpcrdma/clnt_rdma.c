@@ -540,6 +540,8 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 		rc = -ETIMEDOUT;
 	}
 	c->retry_expired = rc < 0 && cn->retry_reset;
+	if (rc == CLNT_CONN_DEADLINE && c->rb && !cn->dead)
+		clnt_conn_keep_exposed(cn, c);
 	if (rc == CLNT_CONN_REPLIED_UNLOCKED) {
 		if (c->rb) /* synchronous (clnt_call_wake): posts nothing, needs no lock */
 			(void)rpcrdma_reg_revoke(cn->reg, c->rb, c->invalidated_rkey, c->slot);

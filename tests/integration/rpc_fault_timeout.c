@@ -28,7 +28,14 @@
  *   7. zero-timeout calls (libtirpc's batching: sent, RPC_TIMEDOUT at
  *      once unless the reply is in already) from one thread while 8 others keep calling on the same
  *      CLIENT all reach the server, though their Sends may queue behind
- *      another thread's post, and the other calls all succeed.
+ *      another thread's post, and the other calls all succeed;
+ *   8. calls whose arguments and results go by chunks (64 KiB each way)
+ *      and whose caller gave up (zero-timeout calls, and one that timed
+ *      out before its late reply): the server still reads every argument
+ *      intact and writes its replies on the same connection, because a
+ *      call that gave up leaves its chunk memory exposed until the reply
+ *      comes (revoking it at once broke the connection: the server's
+ *      RDMA Read or Write of it failed).
  * Prints figure: lines with the grant, the timeout's precision and the
  * connections made.
  */
@@ -48,6 +55,7 @@
 static _Atomic unsigned int failures; /* check 6 fails from two threads */
 static _Atomic unsigned int drops_seen; /* ECHO "drop" calls the server has taken */
 static _Atomic unsigned int batched_seen; /* ECHO "batch-..." calls the server has taken */
+static _Atomic unsigned int big_intact, big_damaged; /* check 8's arguments, as the server read them */
 
 #define check_fail(...) (failures += !rdmatest_check(PROG, false, __VA_ARGS__))
 
@@ -81,18 +89,56 @@ static bool once_withheld(const rdmatest_data *d)
 	return true;
 }
 
+#define BIG_LEN 65536 /* beyond every inline threshold: a read chunk there, a reply chunk back */
+
+/* TAG-I- and then letters that follow from I: BIG_LEN bytes and a NUL */
+static void big_text(char *buf, const char *tag, unsigned int i)
+{
+	unsigned int k = (unsigned int)snprintf(buf, BIG_LEN + 1, "%s-%u-", tag, i);
+
+	for (; k < BIG_LEN; k++)
+		buf[k] = (char)('a' + (i + k) % 26);
+	buf[BIG_LEN] = '\0';
+}
+
+/* Whether @d is tagged @tag (big_text); if so it is counted intact or damaged. */
+static bool big_seen(const rdmatest_data *d, const char *tag)
+{
+	static char want[BIG_LEN + 1]; /* svc_run's thread only */
+	size_t n = strlen(tag);
+	char num[12] = { 0 };
+
+	if (d->rdmatest_data_len <= n || memcmp(d->rdmatest_data_val, tag, n) ||
+	    d->rdmatest_data_val[n] != '-')
+		return false;
+	if (d->rdmatest_data_len != BIG_LEN) {
+		big_damaged++;
+		return true;
+	}
+	memcpy(num, d->rdmatest_data_val + n + 1, sizeof(num) - 1);
+	big_text(want, tag, (unsigned int)strtoul(num, NULL, 10));
+	if (memcmp(want, d->rdmatest_data_val, BIG_LEN))
+		big_damaged++;
+	else
+		big_intact++;
+	return true;
+}
+
 /*
  * rdmatest_dispatch, except ECHO "drop" (no reply at all), ECHO "late"
- * (after 3 s) and ECHO "once-..." (see once_withheld).
+ * and "biglate-..." (after 3 s) and ECHO "once-..." (see once_withheld).
  */
 static void echo_answer(SVCXPRT *xprt, rdmatest_data *arg)
 {
+	bool late = payload_is(arg, "late") || big_seen(arg, "biglate");
+
 	if (arg->rdmatest_data_len > 6 && !memcmp(arg->rdmatest_data_val, "batch-", 6))
 		batched_seen++;
+	(void)big_seen(arg, "bigbatch");
 	if (payload_is(arg, "drop")) {
 		drops_seen++;
 	} else if (!once_withheld(arg)) {
-		if (payload_is(arg, "late"))
+		if (late)
 			usleep(LATE_SLEEP_US);
 		svc_sendreply(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)arg);
 	}
@@ -438,6 +484,54 @@ static void run_batched(const char *addr, unsigned int port)
 	clnt_destroy(cl);
 }
 
+/* 8: chunks of calls whose caller gave up */
+#define BIG_CALLS 16
+
+static void run_big(const char *addr, unsigned int port)
+{
+	static char text[BIG_LEN + 1];
+	CLIENT *cl = client(addr, port, false, 32);
+	unsigned int base = big_intact, damaged = big_damaged, got;
+	enum clnt_stat st;
+	bool same;
+	double t0;
+
+	if (!cl)
+		return;
+	if (echo(cl, "hello", 10) != RPC_SUCCESS) {
+		check_fail("%s: no CLIENT to test calls with chunks that gave up on", addr);
+		clnt_destroy(cl);
+		return;
+	}
+	for (unsigned int i = 0; i < BIG_CALLS; i++) {
+		big_text(text, "bigbatch", i);
+		st = rdmatest_call_echo_text(cl, text, (struct timeval){ 0, 0 }, &same);
+		if (st != RPC_TIMEDOUT && (st != RPC_SUCCESS || !same))
+			check_fail("%s: zero-timeout ECHO of %u bytes: %s, expected %s or its reply",
+				   addr, BIG_LEN, clnt_sperrno(st), clnt_sperrno(RPC_TIMEDOUT));
+	}
+	big_text(text, "biglate", 0);
+	t0 = rdmatest_now();
+	st = rdmatest_call_echo_text(cl, text, (struct timeval){ 1, 0 }, &same);
+	if (st != RPC_TIMEDOUT)
+		check_fail("%s: ECHO of %u bytes answered after 3 s: %s with a 1 s timeout, expected "
+			   "%s", addr, BIG_LEN, clnt_sperrno(st), clnt_sperrno(RPC_TIMEDOUT));
+	/* after the late reply's RDMA Writes: the server answers one call at a time */
+	if (echo(cl, "after-big-calls", 10) != RPC_SUCCESS)
+		check_fail("%s: the call after calls with chunks that gave up failed", addr);
+	got = big_intact - base;
+	if (got != BIG_CALLS + 1 || big_damaged != damaged)
+		check_fail("%s: the server read %u of %u arguments of calls that gave up intact, %u "
+			   "damaged", addr, got, BIG_CALLS + 1, big_damaged - damaged);
+	if (info_of(cl).connects != 1)
+		check_fail("%s: calls with chunks that gave up cost the connection (connects %u)",
+			   addr, info_of(cl).connects);
+	printf("figure: " PROG ": %s: %u of %u arguments of %u bytes read intact after their "
+	       "callers gave up; the call after them answered at %.2f s; connects %u\n", addr, got,
+	       BIG_CALLS + 1, BIG_LEN, rdmatest_now() - t0, info_of(cl).connects);
+	clnt_destroy(cl);
+}
+
 int main(int argc, char **argv)
 {
 	SVCXPRT *x[4];
@@ -461,6 +555,7 @@ int main(int argc, char **argv)
 		run_retry(argv[i + 1], x[i]->xp_port);
 		run_credit_wait(argv[i + 1], x[i]->xp_port);
 		run_batched(argv[i + 1], x[i]->xp_port);
+		run_big(argv[i + 1], x[i]->xp_port);
 	}
 	printf(PROG ": %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
