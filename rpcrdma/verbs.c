@@ -1097,20 +1097,6 @@ static int ep_post(struct rpcrdma_ep *ep, struct ibv_send_wr *wr, enum rpcrdma_w
 	return rc;
 }
 
-int rpcrdma_ep_post_send(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t wr_id,
-			 bool invalidate, uint32_t invalidate_rkey)
-{
-	struct ibv_send_wr wr = {
-		.sg_list = sge,
-		.num_sge = nsge,
-		.opcode = invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND,
-	};
-
-	if (invalidate)
-		wr.invalidate_rkey = invalidate_rkey;
-	return ep_post(ep, &wr, RPCRDMA_WC_SEND, wr_id);
-}
-
 int rpcrdma_ep_post_sends(struct rpcrdma_ep *ep, struct rpcrdma_send *sends, uint32_t n,
 			  uint32_t *posted)
 {

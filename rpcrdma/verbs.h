@@ -132,12 +132,6 @@ uint8_t *rpcrdma_ep_recv_buf(const struct rpcrdma_ep *ep, uint32_t index);
 /* Give receive buffer @index back to the queue pair. */
 int rpcrdma_ep_repost_recv(struct rpcrdma_ep *ep, uint32_t index);
 
-/*
- * Post a signaled Send of @sge (registered memory), with
- * IBV_WR_SEND_WITH_INV of @invalidate_rkey when @invalidate is set.
- */
-int rpcrdma_ep_post_send(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t wr_id,
-			 bool invalidate, uint32_t invalidate_rkey);
 /* One Send of rpcrdma_ep_post_sends: one SGE, With Invalidate of @invalidate_rkey if @invalidate. */
 struct rpcrdma_send {
 	struct ibv_sge sge;

@@ -188,17 +188,22 @@ static struct rpcrdma_wc end_recv(struct end *e, uint8_t *msg)
 
 static void end_send(struct end *e, uint8_t type, uint64_t addr, uint32_t rkey, bool inv)
 {
-	struct ibv_sge sge = { (uintptr_t)e->buf, MSG_LEN, e->mr->lkey };
-	uint32_t len = WIN_LEN;
+	struct rpcrdma_send send = {
+		.sge = { (uintptr_t)e->buf, MSG_LEN, e->mr->lkey },
+		.wr_id = WR_SEND,
+		.invalidate_rkey = inv ? rkey : 0,
+		.invalidate = inv,
+	};
+	uint32_t len = WIN_LEN, posted;
 	int rc;
 
 	e->buf[0] = type;
 	memcpy(e->buf + 1, &addr, 8);
 	memcpy(e->buf + 9, &rkey, 4);
 	memcpy(e->buf + 13, &len, 4);
-	rc = rpcrdma_ep_post_send(e->ep, &sge, 1, WR_SEND, inv, rkey);
+	rc = rpcrdma_ep_post_sends(e->ep, &send, 1, &posted);
 	if (rc)
-		fail("%s: rpcrdma_ep_post_send: %s", e->who, strerror(-rc));
+		fail("%s: rpcrdma_ep_post_sends: %s", e->who, strerror(-rc));
 }
 
 static void end_register(struct end *e, int access)
@@ -565,16 +570,20 @@ static void svc_check_rpc_reply(const struct svc_call *k, const uint8_t *buf, ui
 
 static void svc_do_call(struct end *c, const struct svc_call *k)
 {
-	struct ibv_sge sge = { (uintptr_t)c->buf, svc_encode_call(c, k), c->mr->lkey };
+	struct rpcrdma_send send = {
+		.sge = { (uintptr_t)c->buf, svc_encode_call(c, k), c->mr->lkey },
+		.wr_id = WR_SEND,
+	};
 	uint8_t msg[4096];
 	struct rpcrdma_header h;
 	struct rpcrdma_wc wc;
+	uint32_t posted;
 	size_t hlen;
 	int rc;
 
-	rc = rpcrdma_ep_post_send(c->ep, &sge, 1, WR_SEND, false, 0);
+	rc = rpcrdma_ep_post_sends(c->ep, &send, 1, &posted);
 	if (rc)
-		fail("%s: rpcrdma_ep_post_send: %s", k->what, strerror(-rc));
+		fail("%s: rpcrdma_ep_post_sends: %s", k->what, strerror(-rc));
 	end_wait_ok(c, RPCRDMA_WC_SEND);
 	wc = end_recv_any(c, msg, sizeof(msg));
 	if (rpcrdma_header_decode(&h, msg, wc.byte_len, NULL, &hlen) || h.xid != k->xid ||

@@ -146,18 +146,22 @@ static void pump(struct side *s, bool (*done)(const struct side *), const char *
 static void send_msg(struct side *s, const uint8_t *msg, uint32_t len)
 {
 	uint8_t *slot = s->buf + (size_t)(s->next_slot++ % (NMSG + 2)) * s->slot_size;
-	struct ibv_sge sge = { .addr = (uintptr_t)slot, .length = len, .lkey = s->mr->lkey };
+	struct rpcrdma_send send = {
+		.sge = { .addr = (uintptr_t)slot, .length = len, .lkey = s->mr->lkey },
+		.wr_id = WR_SEND,
+	};
 	int64_t deadline = now_ms() + OP_TIMEOUT_MS;
+	uint32_t posted;
 	int rc;
 
 	memcpy(slot, msg, len);
-	while ((rc = rpcrdma_ep_post_send(s->ep, &sge, 1, WR_SEND, false, 0)) == -ENOBUFS) {
+	while ((rc = rpcrdma_ep_post_sends(s->ep, &send, 1, &posted)) == -ENOBUFS) {
 		if (now_ms() > deadline)
 			die(s, "send queue still full after %d ms", OP_TIMEOUT_MS);
 		pump_step(s, "a free send work request");
 	}
 	if (rc)
-		die(s, "rpcrdma_ep_post_send(%u bytes): %s", len, strerror(-rc));
+		die(s, "rpcrdma_ep_post_sends(%u bytes): %s", len, strerror(-rc));
 }
 
 static void send_data(struct side *s, uint32_t seq)
