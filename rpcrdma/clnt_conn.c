@@ -11,7 +11,9 @@
 #include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rpcrdma/clnt_internal.h"
 #include "rpcrdma/debug.h"
@@ -129,6 +131,8 @@ static void conn_free(struct clnt_rdma_conn *cn)
 	free(cn->slots);
 	free(cn->sendq);
 	free(cn->postq);
+	if (cn->wake_fd >= 0)
+		close(cn->wake_fd);
 	pthread_cond_destroy(&cn->taken_cv);
 	free(cn);
 }
@@ -171,6 +175,11 @@ int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_c
 		return -ENOMEM;
 	pthread_cond_init(&cn->taken_cv, NULL);
 	cn->refs = 1;
+	cn->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (cn->wake_fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
 	rpcrdma_options_ep_params(&ct->opts, &params);
 	if (left > 0 && left < params.timeout_ms) /* none left: a zero-timeout call is still sent */
 		params.timeout_ms = (int)left;
@@ -201,6 +210,13 @@ fail:
 	return rc;
 }
 
+/* End the poller's sleep: a call it may be polling for failed in another thread. */
+static void conn_wake_poller(const struct clnt_rdma_conn *cn)
+{
+	if (cn->polling)
+		(void)eventfd_write(cn->wake_fd, 1);
+}
+
 static void call_fail(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int err)
 {
 	if (!c->failed) {
@@ -223,6 +239,7 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 			cn->slots[i].call->send_failed |= cn->slots[i].queued;
 			call_fail(ct, cn->slots[i].call, err);
 		}
+	conn_wake_poller(cn);
 	pthread_cond_broadcast(&ct->credit_cv);
 }
 
@@ -592,14 +609,18 @@ static void conn_progress(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
  */
 static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t left)
 {
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = rpcrdma_ep_fd(cn->ep), .events = POLLIN },
 		{ .fd = rpcrdma_ep_cm_fd(cn->ep), .events = POLLIN },
+		{ .fd = cn->wake_fd, .events = POLLIN },
 	};
+	eventfd_t kicks;
 	int n, rc;
 
 	clnt_rdma_unlock(ct);
-	n = poll(pfd, 2, left > 1000 ? 1000 : (int)left);
+	n = poll(pfd, 3, left > 1000 ? 1000 : (int)left);
+	if (n > 0 && pfd[2].revents)
+		(void)eventfd_read(cn->wake_fd, &kicks);
 	pthread_mutex_lock(&ct->lock);
 	if (n > 0 && pfd[1].revents && !cn->dead) {
 		rc = rpcrdma_ep_wait(cn->ep, 0);
@@ -681,6 +702,7 @@ static void conn_sends_failed(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn
 		s->call->send_failed = true;
 		call_fail(ct, s->call, err);
 	}
+	conn_wake_poller(cn);
 }
 
 /*

@@ -80,6 +80,7 @@ struct clnt_rdma_conn {
 	bool retry_reset;            /* killed by a call's retry timeout */
 	int err;                     /* why it died (errno) */
 	bool polling;                /* a thread is the poller */
+	int wake_fd;                 /* eventfd: ends the poller's poll() when another thread fails its call */
 	/*
 	 * Sends marshalled under ct->lock and not posted yet: one thread at
 	 * a time (posting) takes them all and posts them without the lock,

@@ -35,7 +35,11 @@
  *      intact and writes its replies on the same connection, because a
  *      call that gave up leaves its chunk memory exposed until the reply
  *      comes (revoking it at once broke the connection: the server's
- *      RDMA Read or Write of it failed).
+ *      RDMA Read or Write of it failed);
+ *   9. a connection reset by one call's retry timeout wakes the thread
+ *      polling for another call at once (it sleeps in poll(), up to 1 s
+ *      at a time): that call is sent again and answered well within the
+ *      second.
  * Prints figure: lines with the grant, the timeout's precision and the
  * connections made.
  */
@@ -67,7 +71,7 @@ static bool payload_is(const rdmatest_data *d, const char *text)
 }
 
 #define ONCE_PREFIX "once-"
-#define ONCE_MAX 8
+#define ONCE_MAX 16
 
 static char once_seen[ONCE_MAX][64];
 static unsigned int once_count; /* svc_run's thread only */
@@ -484,6 +488,70 @@ static void run_batched(const char *addr, unsigned int port)
 	clnt_destroy(cl);
 }
 
+/* 9: a reset by another thread's retry timeout wakes the poller */
+
+struct reset {
+	CLIENT *cl;
+	char text[64];
+};
+
+/* Once the other call polls: a call withheld once, so its connection is reset after 0.3 s. */
+static void *reset_main(void *arg)
+{
+	struct reset *r = arg;
+	struct timeval rt = { 0, 300000 };
+	enum clnt_stat st;
+
+	usleep(100000);
+	if (!clnt_control(r->cl, CLSET_RETRY_TIMEOUT, (char *)&rt))
+		check_fail("CLSET_RETRY_TIMEOUT 0.3 s did not take");
+	st = echo(r->cl, r->text, 10);
+	if (st != RPC_SUCCESS)
+		check_fail("ECHO \"%s\" with a 0.3 s retry timeout: %s", r->text, clnt_sperrno(st));
+	return NULL;
+}
+
+static void run_reset_wakes_poller(const char *addr, unsigned int port)
+{
+	CLIENT *cl = client(addr, port, true, CLIENT_CREDITS);
+	struct reset r = { cl, "" };
+	unsigned int connects;
+	char once[64];
+	enum clnt_stat st;
+	pthread_t th;
+	double t0, dt;
+
+	if (!cl)
+		return;
+	snprintf(once, sizeof(once), ONCE_PREFIX "poller-%s", addr);
+	snprintf(r.text, sizeof(r.text), ONCE_PREFIX "reset-%s", addr);
+	if (echo(cl, "hello", 10) != RPC_SUCCESS || !retry_timeout_set(cl, addr, 5000000)) {
+		check_fail("%s: no CLIENT with a retry timeout to test", addr);
+		clnt_destroy(cl);
+		return;
+	}
+	if (pthread_create(&th, NULL, reset_main, &r)) {
+		check_fail("pthread_create failed");
+		clnt_destroy(cl);
+		return;
+	}
+	/* this call (withheld once) starts first and polls; the reset's call sleeps */
+	t0 = rdmatest_now();
+	st = echo(cl, once, 10);
+	dt = rdmatest_now() - t0;
+	pthread_join(th, NULL);
+	connects = info_of(cl).connects;
+	if (st != RPC_SUCCESS || dt > 0.9)
+		check_fail("%s: the poller's call after another call's reset: %s after %.2f s, "
+			   "expected success within 0.9 s", addr, clnt_sperrno(st), dt);
+	if (connects != 2)
+		check_fail("%s: connects %u, expected 2 (one reset)", addr, connects);
+	printf("figure: " PROG ": %s: a call polling while another thread's retry timeout (0.3 s) "
+	       "reset the connection was sent again and answered after %.2f s; connects %u\n",
+	       addr, dt, connects);
+	clnt_destroy(cl);
+}
+
 /* 8: chunks of calls whose caller gave up */
 #define BIG_CALLS 16
 
@@ -556,6 +624,7 @@ int main(int argc, char **argv)
 		run_credit_wait(argv[i + 1], x[i]->xp_port);
 		run_batched(argv[i + 1], x[i]->xp_port);
 		run_big(argv[i + 1], x[i]->xp_port);
+		run_reset_wakes_poller(argv[i + 1], x[i]->xp_port);
 	}
 	printf(PROG ": %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
