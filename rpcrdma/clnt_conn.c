@@ -251,6 +251,8 @@ uint8_t *clnt_conn_send_buf(const struct clnt_rdma_conn *cn, uint32_t slot)
 /* ---- slots and credits --------------------------------------------------------- */
 
 static void conn_progress(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn);
+static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t left);
+static void conn_handoff(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn);
 
 /*
  * Calls wait on credit_cv for a credit (counted in credit_waiters) or
@@ -330,9 +332,12 @@ static int conn_credit_wait(struct rpcrdma_clnt *ct, int64_t deadline)
 
 /*
  * The live connection, building one when there is none: the builder
- * connects without the lock while other callers wait for it.
+ * connects without the lock while other callers wait for it.  A
+ * zero-timeout call connects with the whole connect timeout, whatever
+ * is left of its wait for a credit (@deadline).
  */
-static int conn_current(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_conn **out)
+static int conn_current(struct rpcrdma_clnt *ct, const struct clnt_rdma_call *c, int64_t deadline,
+			struct clnt_rdma_conn **out)
 {
 	struct clnt_rdma_conn *cn;
 	int rc;
@@ -348,7 +353,7 @@ static int conn_current(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_r
 	ct->conn = NULL;
 	ct->connecting = true;
 	clnt_rdma_unlock(ct);
-	rc = clnt_conn_open(ct, deadline, &cn);
+	rc = clnt_conn_open(ct, c->batched ? INT64_MAX : deadline, &cn);
 	pthread_mutex_lock(&ct->lock);
 	ct->connecting = false;
 	pthread_cond_broadcast(&ct->credit_cv);
@@ -365,14 +370,33 @@ static bool conn_orphaned(const struct clnt_rdma_conn *cn)
 	return cn->orphans && cn->orphans >= rpcrdma_credits_client_outstanding(&cn->credits);
 }
 
-/* A slot and credit, or -errno; 1: none yet, wait for one. */
+/* Until when a reply to some orphan is still awaited (batched calls); 0: none is. */
+static int64_t conn_orphans_awaited_until(const struct clnt_rdma_conn *cn)
+{
+	int64_t until = 0;
+
+	for (uint32_t i = 0; i < cn->nslots; i++) {
+		const struct clnt_rdma_slot *s = &cn->slots[i];
+
+		if (slot_busy(s) && !s->call && s->awaited_until > until)
+			until = s->awaited_until;
+	}
+	return until;
+}
+
+enum conn_attach_wait {
+	CONN_ATTACH_WAIT_CREDIT = 1,  /* a credit held by a call that is waited for */
+	CONN_ATTACH_WAIT_ORPHANS = 2, /* every credit held by orphans whose replies are awaited */
+};
+
+/* A slot and credit, or -errno; else how to wait for one (enum conn_attach_wait). */
 static int conn_try_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
 {
 	struct clnt_rdma_conn *cn;
 	int rc;
 
 	for (;;) {
-		rc = conn_current(ct, deadline, &cn);
+		rc = conn_current(ct, c, deadline, &cn);
 		if (rc)
 			return rc;
 		if (clnt_conn_take_slot(cn, c))
@@ -383,10 +407,55 @@ static int conn_try_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, in
 				return 0;
 		}
 		if (!conn_orphaned(cn))
-			return 1;
-		/* the next has none: a call with no time left (batched) is still sent */
-		clnt_conn_kill(ct, cn, ETIMEDOUT, "every credit is held by a timed-out call");
+			return CONN_ATTACH_WAIT_CREDIT;
+		if (conn_orphans_awaited_until(cn) > rpcrdma_now_ms())
+			return CONN_ATTACH_WAIT_ORPHANS;
+		/* their replies are lost: the credits come back only with a new connection */
+		clnt_conn_kill(ct, cn, ETIMEDOUT, "every credit is held by a call without a reply");
 	}
+}
+
+/* Poll for the orphans' replies until @end at most (the wait's role: no call of @cn polls). */
+static void conn_orphans_poll(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t now,
+			      int64_t end)
+{
+	__atomic_add_fetch(&cn->refs, 1, __ATOMIC_RELAXED); /* ct->conn may be replaced meanwhile */
+	cn->polling = true;
+	conn_sleep(ct, cn, end > now ? end - now : 0);
+	conn_progress(ct, cn);
+	cn->polling = false;
+	conn_handoff(ct, cn);
+	credit_waiters_wake(ct); /* another waiter polls if this one leaves */
+	clnt_conn_put(cn);
+}
+
+/*
+ * Every credit is held by orphans whose replies are still awaited, and
+ * nobody waits for their replies: poll for them (or, if another thread
+ * does, wait for a credit) until one comes, they are no longer awaited,
+ * or @deadline.  ct->lock held.  Returns 0 or -ETIMEDOUT when @deadline
+ * has passed: before the wait, or during it for a call with time
+ * (nothing is sent after it).  A zero-timeout call's @deadline is not
+ * before the orphans' it found (each is awaited for the connect timeout
+ * from when it left, this call waits that long from when it came):
+ * when both end together it goes on to replace the connection.
+ */
+static int conn_orphans_wait(struct rpcrdma_clnt *ct, const struct clnt_rdma_call *c,
+			     int64_t deadline)
+{
+	struct clnt_rdma_conn *cn = ct->conn;
+	int64_t now = rpcrdma_now_ms(), end = conn_orphans_awaited_until(cn);
+	int rc;
+
+	if (now >= deadline)
+		return -ETIMEDOUT;
+	if (cn->polling) {
+		rc = conn_credit_wait(ct, deadline);
+	} else {
+		conn_orphans_poll(ct, cn, now, end < deadline ? end : deadline);
+		rc = rpcrdma_now_ms() >= deadline ? -ETIMEDOUT : 0;
+	}
+	return c->batched ? 0 : rc;
 }
 
 /*
@@ -402,8 +471,9 @@ int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t 
 	if (rc <= 0)
 		return rc;
 	__atomic_add_fetch(&ct->credit_waiters, 1, __ATOMIC_SEQ_CST);
-	while ((rc = conn_try_attach(ct, c, deadline)) == 1)
-		if (conn_credit_wait(ct, deadline)) {
+	while ((rc = conn_try_attach(ct, c, deadline)) > 0)
+		if (rc == CONN_ATTACH_WAIT_CREDIT ? conn_credit_wait(ct, deadline)
+						  : conn_orphans_wait(ct, c, deadline)) {
 			rc = -ETIMEDOUT;
 			break;
 		}
@@ -439,6 +509,7 @@ void clnt_conn_detach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 	c->have_recv = false;
 	if (!cn->dead && (s->reply_pending || s->send_pending)) {
 		s->call = NULL;
+		s->awaited_until = c->batched ? rpcrdma_now_ms() + ct->opts.connect_timeout_ms : 0;
 		cn->orphans++;
 	} else {
 		slot_put_exposed(cn, s);

@@ -58,6 +58,12 @@ struct clnt_rdma_slot {
 	 */
 	struct rpcrdma_regbuf *rb;
 	uint32_t invalidated_rkey;   /* ...as the reply's completion reported it */
+	/*
+	 * An orphaned zero-timeout call (libtirpc's batching: its caller
+	 * never waited): its reply is awaited until then before the slot
+	 * counts as lost.  0: lost already (the caller waited it out).
+	 */
+	int64_t awaited_until;
 };
 
 struct clnt_rdma_conn {
@@ -108,6 +114,7 @@ struct clnt_rdma_call {
 	bool inv_pending;            /* a local invalidation is posted */
 	bool failed;
 	bool send_failed;            /* ...before its Send was posted: it was not sent */
+	bool batched;                /* zero timeout (libtirpc's batching): sent, its reply not waited for */
 	int fail_errno;
 	struct rpc_err err;          /* this call's outcome, copied to ct->err at the end */
 	bool have_recv;
@@ -220,8 +227,10 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 /*
  * clnt_conn_attach - take a credit and a slot on ct->conn for @c
  * (reconnecting first when there is no live connection), waiting up to
- * @deadline.  ct->lock held.  Returns 0, -ETIMEDOUT, or -errno of a
- * failed connect.
+ * @deadline.  When orphans hold every credit, their replies are polled
+ * for while some are awaited (see clnt_rdma_slot.awaited_until); then
+ * the connection is replaced.  ct->lock held.  Returns 0, -ETIMEDOUT,
+ * or -errno of a failed connect.
  */
 int clnt_conn_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline);
 

@@ -573,9 +573,10 @@ static void clnt_rdma_release(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 	clnt_conn_detach(ct, c);
 }
 
+/* A zero-timeout call is never left unsent with RPC_TIMEDOUT: that status means sent for it. */
 static enum clnt_stat clnt_rdma_attach_fail(struct clnt_rdma_call *c, int rc)
 {
-	if (rc == -ETIMEDOUT)
+	if (rc == -ETIMEDOUT && !c->batched)
 		return call_fail(c, RPC_TIMEDOUT, 0);
 	return call_fail(c, RPC_CANTSEND, -rc);
 }
@@ -646,6 +647,8 @@ static enum clnt_stat clnt_rdma_remarshal(struct rpcrdma_clnt *ct, AUTH *auth,
 static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct clnt_rdma_call *c,
 				    xdrproc_t xres, void *res, int64_t deadline, bool *unlocked)
 {
+	/* a zero-timeout call waits for a connection and a credit as a stream client's write blocks */
+	int64_t send_by = c->batched ? deadline + ct->opts.connect_timeout_ms : deadline;
 	bool resending = false, again = false;
 	enum clnt_stat st;
 	int rc;
@@ -656,7 +659,7 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 			return st;
 		memset(&c->err, 0, sizeof(c->err));
 		c->conn_lost = c->sent = c->err_chunk = c->retry_expired = false;
-		rc = clnt_conn_attach(ct, c, deadline);
+		rc = clnt_conn_attach(ct, c, again ? deadline : send_by);
 		if (rc && resending && clnt_rdma_reconnect_pause(ct, deadline))
 			continue;
 		if (rc)
@@ -787,11 +790,17 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t de
 
 /* ---- clnt_ops ------------------------------------------------------------------------------ */
 
-static int64_t clnt_rdma_deadline(const struct rpcrdma_clnt *ct, struct timeval tv)
+/*
+ * The call's deadline.  A zero timeout is libtirpc's batching: the call
+ * returns RPC_TIMEDOUT once it is sent, so it must be sent (@c->batched).
+ */
+static int64_t clnt_rdma_deadline(const struct rpcrdma_clnt *ct, struct clnt_rdma_call *c,
+				  struct timeval tv)
 {
-	struct timeval t = ct->timeout_set ? ct->timeout : tv;
+	int64_t ms = clnt_rdma_tv_ms(ct->timeout_set ? ct->timeout : tv);
 
-	return rpcrdma_now_ms() + clnt_rdma_tv_ms(t);
+	c->batched = ms == 0;
+	return rpcrdma_now_ms() + ms;
 }
 
 /* The last call's error, for clnt_geterr. */
@@ -805,7 +814,8 @@ static void clnt_rdma_set_err(struct rpcrdma_clnt *ct, const struct rpc_err *err
 /*
  * One call with a new XID.  The deadline is taken at the first attempt
  * (*@deadline is INT64_MIN until then), under the lock the call takes
- * anyway.  @err gets the call's error.
+ * anyway; a zero-timeout call has no other attempt (clnt_rdma_refresh
+ * needs time left).  @err gets the call's error.
  */
 static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *args,
 					xdrproc_t xres, void *res, struct timeval tv,
@@ -826,7 +836,7 @@ static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xa
 	st = clnt_rdma_marshal(cl->cl_auth, ct->opts.max_rpc_size, c, xargs, args);
 	pthread_mutex_lock(&ct->lock);
 	if (*deadline == INT64_MIN)
-		*deadline = clnt_rdma_deadline(ct, tv);
+		*deadline = clnt_rdma_deadline(ct, c, tv);
 	if (st == RPC_SUCCESS)
 		st = clnt_rdma_run(ct, cl->cl_auth, c, xres, res, *deadline, &unlocked);
 	if (!unlocked)

@@ -26,9 +26,11 @@
  *      it times out is woken then (not at its own timeout), replaces the
  *      connection and succeeds;
  *   7. zero-timeout calls (libtirpc's batching: sent, RPC_TIMEDOUT at
- *      once unless the reply is in already) from one thread while 8 others keep calling on the same
- *      CLIENT all reach the server, though their Sends may queue behind
- *      another thread's post, and the other calls all succeed;
+ *      once unless the reply is in already), 100 back to back from one
+ *      thread while 8 others keep calling on the same CLIENT (32
+ *      credits), all reach the server, though they may find every
+ *      credit taken and their Sends may queue behind another thread's
+ *      post, and the other calls all succeed;
  *   8. calls whose arguments and results go by chunks (64 KiB each way)
  *      and whose caller gave up (zero-timeout calls, and one that timed
  *      out before its late reply): the server still reads every argument
@@ -39,7 +41,15 @@
  *   9. a connection reset by one call's retry timeout wakes the thread
  *      polling for another call at once (it sleeps in poll(), up to 1 s
  *      at a time): that call is sent again and answered well within the
- *      second.
+ *      second;
+ *  10. with one credit, zero-timeout calls that find it taken (by a call
+ *      waiting for its reply, then by the zero-timeout call before,
+ *      answered after 0.3 s) wait for it and are all sent, on the same
+ *      connection, instead of returning RPC_TIMEDOUT unsent or resetting
+ *      the connection under the calls the server has not answered yet;
+ *      when the server never answers a zero-timeout call ("drop"), the
+ *      next waits for that reply for the connect timeout (3 s here),
+ *      then replaces the connection and is sent.
  * Prints figure: lines with the grant, the timeout's precision and the
  * connections made.
  */
@@ -60,6 +70,7 @@ static _Atomic unsigned int failures; /* check 6 fails from two threads */
 static _Atomic unsigned int drops_seen; /* ECHO "drop" calls the server has taken */
 static _Atomic unsigned int batched_seen; /* ECHO "batch-..." calls the server has taken */
 static _Atomic unsigned int big_intact, big_damaged; /* check 8's arguments, as the server read them */
+static _Atomic unsigned int slow_seen; /* ECHO "slow-..." calls the server has taken */
 
 #define check_fail(...) (failures += !rdmatest_check(PROG, false, __VA_ARGS__))
 
@@ -128,22 +139,34 @@ static bool big_seen(const rdmatest_data *d, const char *tag)
 	return true;
 }
 
+#define SLOW_PREFIX "slow-"
+#define SLOW_SLEEP_US 300000
+
+static bool has_prefix(const rdmatest_data *d, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return d->rdmatest_data_len > n && !memcmp(d->rdmatest_data_val, prefix, n);
+}
+
 /*
  * rdmatest_dispatch, except ECHO "drop" (no reply at all), ECHO "late"
- * and "biglate-..." (after 3 s) and ECHO "once-..." (see once_withheld).
+ * and "biglate-..." (after 3 s), "slow-..." (after 0.3 s) and ECHO
+ * "once-..." (see once_withheld).
  */
 static void echo_answer(SVCXPRT *xprt, rdmatest_data *arg)
 {
 	bool late = payload_is(arg, "late") || big_seen(arg, "biglate");
+	bool slow = has_prefix(arg, SLOW_PREFIX);
 
-	if (arg->rdmatest_data_len > 6 && !memcmp(arg->rdmatest_data_val, "batch-", 6))
-		batched_seen++;
+	batched_seen += has_prefix(arg, "batch-");
+	slow_seen += slow;
 	(void)big_seen(arg, "bigbatch");
 	if (payload_is(arg, "drop")) {
 		drops_seen++;
 	} else if (!once_withheld(arg)) {
-		if (late)
-			usleep(LATE_SLEEP_US);
+		if (late || slow)
+			usleep(late ? LATE_SLEEP_US : SLOW_SLEEP_US);
 		svc_sendreply(xprt, (xdrproc_t)xdr_rdmatest_data, (char *)arg);
 	}
 }
@@ -236,7 +259,8 @@ static double expect_timeout(CLIENT *cl, const char *text, int seconds)
 	return dt;
 }
 
-static CLIENT *client(const char *addr, unsigned int port, bool resend, uint32_t credits)
+static CLIENT *client_connect_ms(const char *addr, unsigned int port, bool resend,
+				 uint32_t credits, int connect_ms)
 {
 	struct rpcrdma_options o;
 	struct sockaddr_storage ss;
@@ -246,11 +270,18 @@ static CLIENT *client(const char *addr, unsigned int port, bool resend, uint32_t
 	o.ulb = &rdmatest_ulb;
 	o.credits = credits;
 	o.reconnect_resend = resend;
+	if (connect_ms)
+		o.connect_timeout_ms = connect_ms;
 	rdmatest_parse_addr(addr, (uint16_t)port, &ss);
 	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, RDMATEST_PROG, RDMATEST_V1, &o);
 	if (!cl)
 		check_fail("%s", clnt_spcreateerror(addr));
 	return cl;
+}
+
+static CLIENT *client(const char *addr, unsigned int port, bool resend, uint32_t credits)
+{
+	return client_connect_ms(addr, port, resend, credits, 0);
 }
 
 /* CLSET_RETRY_TIMEOUT @us: the value round-trips, a bad one is refused and leaves it. */
@@ -330,9 +361,22 @@ static void run(const char *addr, unsigned int port)
 }
 
 /* 5: resending after the retry timeout */
-static void run_retry(const char *addr, unsigned int port)
+/* A CLIENT with reconnect_resend and a retry timeout of @us that has made a call, or NULL. */
+static CLIENT *client_retrying(const char *addr, unsigned int port, long us)
 {
 	CLIENT *cl = client(addr, port, true, CLIENT_CREDITS);
+
+	if (cl && (echo(cl, "hello", 10) != RPC_SUCCESS || !retry_timeout_set(cl, addr, us))) {
+		check_fail("%s: no CLIENT with a retry timeout to test", addr);
+		clnt_destroy(cl);
+		return NULL;
+	}
+	return cl;
+}
+
+static void run_retry(const char *addr, unsigned int port)
+{
+	CLIENT *cl = client_retrying(addr, port, 1000000);
 	unsigned int connects;
 	char once[64];
 	double t0, dt;
@@ -340,11 +384,6 @@ static void run_retry(const char *addr, unsigned int port)
 	if (!cl)
 		return;
 	snprintf(once, sizeof(once), ONCE_PREFIX "%s", addr);
-	if (echo(cl, "hello", 10) != RPC_SUCCESS || !retry_timeout_set(cl, addr, 1000000)) {
-		check_fail("%s: no CLIENT with a retry timeout to test", addr);
-		clnt_destroy(cl);
-		return;
-	}
 	t0 = rdmatest_now();
 	if (echo(cl, once, 10) != RPC_SUCCESS)
 		check_fail("%s: ECHO \"%s\" was not answered after its resend", addr, once);
@@ -422,9 +461,26 @@ static void run_credit_wait(const char *addr, unsigned int port)
 	clnt_destroy(cl);
 }
 
+/* A zero-timeout ECHO: RPC_TIMEDOUT once sent, or its reply if that is in already. */
+static void echo_batched(CLIENT *cl, const char *addr, const char *text)
+{
+	bool same;
+	enum clnt_stat st = rdmatest_call_echo_text(cl, text, (struct timeval){ 0, 0 }, &same);
+
+	if (st != RPC_TIMEDOUT && (st != RPC_SUCCESS || !same))
+		check_fail("%s: zero-timeout ECHO \"%s\": %s, expected %s or its reply", addr, text,
+			   clnt_sperrno(st), clnt_sperrno(RPC_TIMEDOUT));
+}
+
+static unsigned int wait_seen(const _Atomic unsigned int *seen, unsigned int want, double seconds)
+{
+	for (double t0 = rdmatest_now(); *seen < want && rdmatest_now() - t0 < seconds;)
+		usleep(10000);
+	return *seen;
+}
+
 /* 7: zero-timeout calls among other threads' calls */
 #define BATCH_CALLS 100
-#define BATCH_AHEAD 4 /* zero-timeout calls not yet at the server: their credits stay taken */
 #define BATCH_LOAD_THREADS 8
 
 struct load {
@@ -447,7 +503,6 @@ static void run_batched(const char *addr, unsigned int port)
 	unsigned int base = batched_seen, got;
 	char text[64];
 	pthread_t th;
-	double t0;
 
 	if (!cl)
 		return;
@@ -456,29 +511,13 @@ static void run_batched(const char *addr, unsigned int port)
 		clnt_destroy(cl);
 		return;
 	}
+	/* back to back: a call that finds every credit taken waits for one */
 	for (unsigned int i = 0; i < BATCH_CALLS; i++) {
-		enum clnt_stat st;
-		bool same;
-
-		for (t0 = rdmatest_now(); batched_seen - base + BATCH_AHEAD < i &&
-					  rdmatest_now() - t0 < 5;)
-			usleep(1000);
-		if (batched_seen - base + BATCH_AHEAD < i) {
-			check_fail("%s: %u of the first %u zero-timeout calls reached the server "
-				   "in 5 s", addr, batched_seen - base, i - BATCH_AHEAD);
-			break;
-		}
 		snprintf(text, sizeof(text), "batch-%u", i);
-		/* its reply may be in already: a poller dispatches while a thread posts */
-		st = rdmatest_call_echo_text(cl, text, (struct timeval){ 0, 0 }, &same);
-		if (st != RPC_TIMEDOUT && (st != RPC_SUCCESS || !same))
-			check_fail("%s: zero-timeout ECHO \"%s\": %s, expected %s or its reply", addr,
-				   text, clnt_sperrno(st), clnt_sperrno(RPC_TIMEDOUT));
+		echo_batched(cl, addr, text);
 	}
 	pthread_join(th, NULL);
-	for (t0 = rdmatest_now(); batched_seen - base < BATCH_CALLS && rdmatest_now() - t0 < 10;)
-		usleep(10000);
-	got = batched_seen - base;
+	got = wait_seen(&batched_seen, base + BATCH_CALLS, 10) - base;
 	if (got != BATCH_CALLS)
 		check_fail("%s: the server got %u of %u zero-timeout calls", addr, got, BATCH_CALLS);
 	if (!l.ok)
@@ -513,7 +552,7 @@ static void *reset_main(void *arg)
 
 static void run_reset_wakes_poller(const char *addr, unsigned int port)
 {
-	CLIENT *cl = client(addr, port, true, CLIENT_CREDITS);
+	CLIENT *cl = client_retrying(addr, port, 5000000);
 	struct reset r = { cl, "" };
 	unsigned int connects;
 	char once[64];
@@ -525,11 +564,6 @@ static void run_reset_wakes_poller(const char *addr, unsigned int port)
 		return;
 	snprintf(once, sizeof(once), ONCE_PREFIX "poller-%s", addr);
 	snprintf(r.text, sizeof(r.text), ONCE_PREFIX "reset-%s", addr);
-	if (echo(cl, "hello", 10) != RPC_SUCCESS || !retry_timeout_set(cl, addr, 5000000)) {
-		check_fail("%s: no CLIENT with a retry timeout to test", addr);
-		clnt_destroy(cl);
-		return;
-	}
 	if (pthread_create(&th, NULL, reset_main, &r)) {
 		check_fail("pthread_create failed");
 		clnt_destroy(cl);
@@ -600,6 +634,95 @@ static void run_big(const char *addr, unsigned int port)
 	clnt_destroy(cl);
 }
 
+/* 10: zero-timeout calls that find no free credit */
+#define SLOW_BATCH 5
+#define SLOW_CONNECT_MS 3000
+
+static void *live_main(void *arg)
+{
+	struct reset *r = arg;
+	enum clnt_stat st = echo(r->cl, r->text, 10);
+
+	if (st != RPC_SUCCESS)
+		check_fail("ECHO \"%s\": %s", r->text, clnt_sperrno(st));
+	return NULL;
+}
+
+/* The one credit held by a call waiting for its reply, then by each zero-timeout call before. */
+static void run_batched_no_credit(CLIENT *cl, const char *addr)
+{
+	struct reset live = { cl, "" };
+	unsigned int base = slow_seen, got;
+	char text[64];
+	pthread_t th;
+	double t0 = rdmatest_now(), dt;
+
+	snprintf(live.text, sizeof(live.text), SLOW_PREFIX "live-%s", addr);
+	if (pthread_create(&th, NULL, live_main, &live)) {
+		check_fail("pthread_create failed");
+		return;
+	}
+	if (wait_seen(&slow_seen, base + 1, 5) == base)
+		check_fail("%s: the server never got the call to hold the credit", addr);
+	for (unsigned int i = 0; i < SLOW_BATCH; i++) {
+		snprintf(text, sizeof(text), SLOW_PREFIX "batch-%u-%s", i, addr);
+		echo_batched(cl, addr, text);
+	}
+	dt = rdmatest_now() - t0;
+	pthread_join(th, NULL);
+	got = wait_seen(&slow_seen, base + 1 + SLOW_BATCH, 10) - base - 1;
+	if (echo(cl, "after-slow-batch", 10) != RPC_SUCCESS)
+		check_fail("%s: the call after zero-timeout calls without a credit failed", addr);
+	if (got != SLOW_BATCH || info_of(cl).connects != 1)
+		check_fail("%s: the server got %u of %u zero-timeout calls that found the only credit "
+			   "taken; connects %u, expected 1", addr, got, SLOW_BATCH, info_of(cl).connects);
+	printf("figure: " PROG ": %s: %u of %u zero-timeout calls that found the only credit taken "
+	       "waited for it and reached the server (the last sent after %.2f s); connects %u\n",
+	       addr, got, SLOW_BATCH, dt, info_of(cl).connects);
+}
+
+/* A zero-timeout call the server never answers holds the credit until the connect timeout. */
+static void run_batched_unanswered(CLIENT *cl, const char *addr)
+{
+	unsigned int drops = drops_seen, base = slow_seen, connects = info_of(cl).connects, got;
+	char text[64];
+	double t0, dt;
+
+	echo_batched(cl, addr, "drop");
+	if (wait_seen(&drops_seen, drops + 1, 5) == drops)
+		check_fail("%s: the server never got the zero-timeout call to leave unanswered", addr);
+	snprintf(text, sizeof(text), SLOW_PREFIX "after-drop-%s", addr);
+	t0 = rdmatest_now();
+	echo_batched(cl, addr, text);
+	dt = rdmatest_now() - t0;
+	got = wait_seen(&slow_seen, base + 1, 5) - base;
+	connects = info_of(cl).connects - connects;
+	if (got != 1 || connects != 1 || dt < SLOW_CONNECT_MS / 1000.0 - 1 ||
+	    dt > SLOW_CONNECT_MS / 1000.0 + 3)
+		check_fail("%s: a zero-timeout call behind an unanswered one: sent after %.2f s, %u "
+			   "new connections, at the server %u times; expected after about the "
+			   "connect timeout (%d ms), 1, 1", addr, dt, connects, got, SLOW_CONNECT_MS);
+	printf("figure: " PROG ": %s: a zero-timeout call behind an unanswered one was sent after "
+	       "%.2f s (connect timeout %d ms) on %u new connection\n", addr, dt, SLOW_CONNECT_MS,
+	       connects);
+}
+
+static void run_batched_credit(const char *addr, unsigned int port)
+{
+	CLIENT *cl = client_connect_ms(addr, port, false, 1, SLOW_CONNECT_MS);
+
+	if (!cl)
+		return;
+	if (echo(cl, "hello", 10) != RPC_SUCCESS || info_of(cl).credits != 1) {
+		check_fail("%s: no CLIENT with one credit to test zero-timeout calls on", addr);
+		clnt_destroy(cl);
+		return;
+	}
+	run_batched_no_credit(cl, addr);
+	run_batched_unanswered(cl, addr);
+	clnt_destroy(cl);
+}
+
 int main(int argc, char **argv)
 {
 	SVCXPRT *x[4];
@@ -625,6 +748,7 @@ int main(int argc, char **argv)
 		run_batched(argv[i + 1], x[i]->xp_port);
 		run_big(argv[i + 1], x[i]->xp_port);
 		run_reset_wakes_poller(argv[i + 1], x[i]->xp_port);
+		run_batched_credit(argv[i + 1], x[i]->xp_port);
 	}
 	printf(PROG ": %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
