@@ -414,6 +414,19 @@ static void run_retry(const char *addr, unsigned int port)
 
 /* 6: a credit waiter and the timeout of the call holding the credit */
 
+/* A CLIENT granted one credit (@connect_ms: its connect timeout, 0 default) that made a call, or NULL. */
+static CLIENT *client_one_credit(const char *addr, unsigned int port, int connect_ms)
+{
+	CLIENT *cl = client_connect_ms(addr, port, false, 1, connect_ms);
+
+	if (cl && (echo(cl, "hello", 10) != RPC_SUCCESS || info_of(cl).credits != 1)) {
+		check_fail("%s: no CLIENT with one credit to test", addr);
+		clnt_destroy(cl);
+		return NULL;
+	}
+	return cl;
+}
+
 static void *drop_main(void *arg)
 {
 	expect_timeout(arg, "drop", 2);
@@ -422,7 +435,7 @@ static void *drop_main(void *arg)
 
 static void run_credit_wait(const char *addr, unsigned int port)
 {
-	CLIENT *cl = client(addr, port, false, 1);
+	CLIENT *cl = client_one_credit(addr, port, 0);
 	unsigned int drops = drops_seen;
 	enum clnt_stat st;
 	pthread_t th;
@@ -430,11 +443,6 @@ static void run_credit_wait(const char *addr, unsigned int port)
 
 	if (!cl)
 		return;
-	if (echo(cl, "hello", 10) != RPC_SUCCESS || info_of(cl).credits != 1) {
-		check_fail("%s: no CLIENT with one credit to test", addr);
-		clnt_destroy(cl);
-		return;
-	}
 	t0 = rdmatest_now();
 	if (pthread_create(&th, NULL, drop_main, cl)) {
 		check_fail("pthread_create failed");
@@ -709,15 +717,10 @@ static void run_batched_unanswered(CLIENT *cl, const char *addr)
 
 static void run_batched_credit(const char *addr, unsigned int port)
 {
-	CLIENT *cl = client_connect_ms(addr, port, false, 1, SLOW_CONNECT_MS);
+	CLIENT *cl = client_one_credit(addr, port, SLOW_CONNECT_MS);
 
 	if (!cl)
 		return;
-	if (echo(cl, "hello", 10) != RPC_SUCCESS || info_of(cl).credits != 1) {
-		check_fail("%s: no CLIENT with one credit to test zero-timeout calls on", addr);
-		clnt_destroy(cl);
-		return;
-	}
 	run_batched_no_credit(cl, addr);
 	run_batched_unanswered(cl, addr);
 	clnt_destroy(cl);
