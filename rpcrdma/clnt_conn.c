@@ -393,6 +393,7 @@ enum conn_attach_wait {
 static int conn_try_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t deadline)
 {
 	struct clnt_rdma_conn *cn;
+	int64_t now;
 	int rc;
 
 	for (;;) {
@@ -405,10 +406,14 @@ static int conn_try_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, in
 			conn_progress(ct, cn); /* their replies may be in */
 			if (clnt_conn_take_slot(cn, c))
 				return 0;
+			if (cn->dead) /* a completion broke it: connect again */
+				continue;
 		}
 		if (!conn_orphaned(cn))
 			return CONN_ATTACH_WAIT_CREDIT;
-		if (conn_orphans_awaited_until(cn) > rpcrdma_now_ms())
+		/* a zero-timeout call waits for their replies until its own deadline at most */
+		now = rpcrdma_now_ms();
+		if (conn_orphans_awaited_until(cn) > now && !(c->batched && now >= deadline))
 			return CONN_ATTACH_WAIT_ORPHANS;
 		/* their replies are lost: the credits come back only with a new connection */
 		clnt_conn_kill(ct, cn, ETIMEDOUT, "every credit is held by a call without a reply");
@@ -433,25 +438,22 @@ static void conn_orphans_poll(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn
  * Every credit is held by orphans whose replies are still awaited, and
  * nobody waits for their replies: poll for them (or, if another thread
  * does, wait for a credit) until one comes, they are no longer awaited,
- * or @deadline.  ct->lock held.  Returns 0 or -ETIMEDOUT when @deadline
- * has passed: before the wait, or during it for a call with time
- * (nothing is sent after it).  A zero-timeout call's @deadline is not
- * before the orphans' it found (each is awaited for the connect timeout
- * from when it left, this call waits that long from when it came):
- * when both end together it goes on to replace the connection.
+ * or @deadline.  ct->lock held.  Returns 0, or for a call with time
+ * -ETIMEDOUT when @deadline has passed, before the wait or during it
+ * (nothing is sent after it).  A zero-timeout call is sent all the
+ * same: past its @deadline conn_try_attach takes the orphans for lost
+ * and connects again.
  */
 static int conn_orphans_wait(struct rpcrdma_clnt *ct, const struct clnt_rdma_call *c,
 			     int64_t deadline)
 {
 	struct clnt_rdma_conn *cn = ct->conn;
 	int64_t now = rpcrdma_now_ms(), end = conn_orphans_awaited_until(cn);
-	int rc;
+	int rc = -ETIMEDOUT;
 
-	if (now >= deadline)
-		return -ETIMEDOUT;
-	if (cn->polling) {
+	if (now < deadline && cn->polling) {
 		rc = conn_credit_wait(ct, deadline);
-	} else {
+	} else if (now < deadline) {
 		conn_orphans_poll(ct, cn, now, end < deadline ? end : deadline);
 		rc = rpcrdma_now_ms() >= deadline ? -ETIMEDOUT : 0;
 	}
@@ -862,6 +864,8 @@ int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t de
 	}
 	if (rc == CLNT_CONN_DEADLINE)
 		conn_wait_taken(ct, cn, c);
+	if (rc == CLNT_CONN_DEADLINE && c->send_failed) /* dropped from the queue: never sent */
+		rc = c->fail_errno ? -c->fail_errno : -ECONNRESET;
 	if (!cn->polling)
 		conn_handoff(ct, cn);
 	return rc;

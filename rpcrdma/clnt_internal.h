@@ -271,7 +271,7 @@ uint8_t *clnt_conn_send_buf(const struct clnt_rdma_conn *cn, uint32_t slot);
  * (the post fails, the connection is killed while it is queued) the
  * wait fails with c->send_failed set; a wait that ends at its deadline
  * first waits for the Send to be taken for a post (a zero-timeout call
- * is still sent).
+ * is still sent), and fails the same way if the connection dies first.
  */
 int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uint32_t len);
 

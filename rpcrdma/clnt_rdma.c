@@ -539,7 +539,7 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 		clnt_conn_kill(ct, cn, ETIMEDOUT, "no reply within the retry timeout");
 		rc = -ETIMEDOUT;
 	}
-	c->retry_expired = rc < 0 && cn->retry_reset;
+	c->retry_expired = rc < 0 && cn->retry_reset && !c->send_failed; /* sent, then reset */
 	if (rc == CLNT_CONN_DEADLINE && c->rb && !cn->dead)
 		clnt_conn_keep_exposed(cn, c);
 	if (rc == CLNT_CONN_REPLIED_UNLOCKED) {
