@@ -49,7 +49,12 @@
  *      the connection under the calls the server has not answered yet;
  *      when the server never answers a zero-timeout call ("drop"), the
  *      next waits for that reply for the connect timeout (3 s here),
- *      then replaces the connection and is sent.
+ *      then replaces the connection and is sent;
+ *  11. a zero-timeout call that comes while another thread connects
+ *      (the server's one thread busy with a 3 s call, so the new
+ *      connection is accepted late) waits for that connection and a
+ *      credit on it and is sent, instead of returning RPC_TIMEDOUT
+ *      unsent; no second connection is made.
  * Prints figure: lines with the grant, the timeout's precision and the
  * connections made.
  */
@@ -71,6 +76,7 @@ static _Atomic unsigned int drops_seen; /* ECHO "drop" calls the server has take
 static _Atomic unsigned int batched_seen; /* ECHO "batch-..." calls the server has taken */
 static _Atomic unsigned int big_intact, big_damaged; /* check 8's arguments, as the server read them */
 static _Atomic unsigned int slow_seen; /* ECHO "slow-..." calls the server has taken */
+static _Atomic unsigned int late_seen; /* ECHO "late" calls the server has taken */
 
 #define check_fail(...) (failures += !rdmatest_check(PROG, false, __VA_ARGS__))
 
@@ -161,6 +167,7 @@ static void echo_answer(SVCXPRT *xprt, rdmatest_data *arg)
 
 	batched_seen += has_prefix(arg, "batch-");
 	slow_seen += slow;
+	late_seen += payload_is(arg, "late");
 	(void)big_seen(arg, "bigbatch");
 	if (payload_is(arg, "drop")) {
 		drops_seen++;
@@ -726,6 +733,59 @@ static void run_batched_credit(const char *addr, unsigned int port)
 	clnt_destroy(cl);
 }
 
+/* 11: a zero-timeout call while another thread connects */
+#define CONNECTING_TIMEOUT_MS 8000
+
+static void run_batched_connecting(const char *addr, unsigned int port)
+{
+	CLIENT *cl = client_one_credit(addr, port, CONNECTING_TIMEOUT_MS);
+	struct reset busy = { cl ? client(addr, port, false, CLIENT_CREDITS) : NULL, "late" };
+	struct reset live = { cl, "" };
+	unsigned int base = batched_seen, late = late_seen, connects, got;
+	pthread_t busy_th, th;
+	char text[64];
+	double t0, dt;
+
+	if (!busy.cl)
+		goto out;
+	/* a timed-out call holds the one credit: the next call replaces the connection */
+	(void)expect_timeout(cl, "drop", 1);
+	connects = info_of(cl).connects;
+	if (pthread_create(&busy_th, NULL, live_main, &busy)) {
+		check_fail("pthread_create failed");
+		goto out;
+	}
+	if (wait_seen(&late_seen, late + 1, 5) == late)
+		check_fail("%s: the server never got the call to keep it busy", addr);
+	snprintf(live.text, sizeof(live.text), "reconnecting-%s", addr);
+	if (pthread_create(&th, NULL, live_main, &live)) {
+		check_fail("pthread_create failed");
+		pthread_join(busy_th, NULL);
+		goto out;
+	}
+	usleep(300000); /* that thread connects now: the server accepts after its 3 s call */
+	snprintf(text, sizeof(text), "batch-connecting-%s", addr);
+	t0 = rdmatest_now();
+	echo_batched(cl, addr, text);
+	dt = rdmatest_now() - t0;
+	pthread_join(th, NULL);
+	pthread_join(busy_th, NULL);
+	got = wait_seen(&batched_seen, base + 1, 5) - base;
+	connects = info_of(cl).connects - connects;
+	if (got != 1 || connects != 1 || dt < 1 || dt > CONNECTING_TIMEOUT_MS / 1000.0)
+		check_fail("%s: a zero-timeout call while another thread connected: returned after "
+			   "%.2f s, at the server %u times, %u new connections; expected after the "
+			   "connection was accepted (about 2.7 s), 1, 1", addr, dt, got, connects);
+	printf("figure: " PROG ": %s: a zero-timeout call that came while another thread "
+	       "connected returned after %.2f s, at the server %u times (%u new connection)\n",
+	       addr, dt, got, connects);
+out:
+	if (busy.cl)
+		clnt_destroy(busy.cl);
+	if (cl)
+		clnt_destroy(cl);
+}
+
 int main(int argc, char **argv)
 {
 	SVCXPRT *x[4];
@@ -752,6 +812,7 @@ int main(int argc, char **argv)
 		run_big(argv[i + 1], x[i]->xp_port);
 		run_reset_wakes_poller(argv[i + 1], x[i]->xp_port);
 		run_batched_credit(argv[i + 1], x[i]->xp_port);
+		run_batched_connecting(argv[i + 1], x[i]->xp_port);
 	}
 	printf(PROG ": %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
