@@ -87,6 +87,13 @@ static bool payload_is(const rdmatest_data *d, const char *text)
 	return d->rdmatest_data_len == strlen(text) && !memcmp(d->rdmatest_data_val, text, strlen(text));
 }
 
+static bool has_prefix(const rdmatest_data *d, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return d->rdmatest_data_len > n && !memcmp(d->rdmatest_data_val, prefix, n);
+}
+
 #define ONCE_PREFIX "once-"
 #define ONCE_MAX 16
 
@@ -96,9 +103,9 @@ static unsigned int once_count; /* svc_run's thread only */
 /* Withhold the reply to an ECHO "once-..." the first time its text comes. */
 static bool once_withheld(const rdmatest_data *d)
 {
-	size_t len = d->rdmatest_data_len, pre = strlen(ONCE_PREFIX);
+	size_t len = d->rdmatest_data_len;
 
-	if (len < pre || len >= sizeof(once_seen[0]) || memcmp(d->rdmatest_data_val, ONCE_PREFIX, pre))
+	if (!has_prefix(d, ONCE_PREFIX) || len >= sizeof(once_seen[0]))
 		return false;
 	for (unsigned int i = 0; i < once_count; i++)
 		if (strlen(once_seen[i]) == len && !memcmp(once_seen[i], d->rdmatest_data_val, len))
@@ -147,13 +154,6 @@ static bool big_seen(const rdmatest_data *d, const char *tag)
 
 #define SLOW_PREFIX "slow-"
 #define SLOW_SLEEP_US 300000
-
-static bool has_prefix(const rdmatest_data *d, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	return d->rdmatest_data_len > n && !memcmp(d->rdmatest_data_val, prefix, n);
-}
 
 /*
  * rdmatest_dispatch, except ECHO "drop" (no reply at all), ECHO "late"
