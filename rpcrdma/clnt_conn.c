@@ -449,11 +449,13 @@ static int conn_orphans_wait(struct rpcrdma_clnt *ct, const struct clnt_rdma_cal
 {
 	struct clnt_rdma_conn *cn = ct->conn;
 	int64_t now = rpcrdma_now_ms(), end = conn_orphans_awaited_until(cn);
-	int rc = -ETIMEDOUT;
+	int rc;
 
-	if (now < deadline && cn->polling) {
+	if (now >= deadline) {
+		rc = -ETIMEDOUT;
+	} else if (cn->polling) {
 		rc = conn_credit_wait(ct, deadline);
-	} else if (now < deadline) {
+	} else {
 		conn_orphans_poll(ct, cn, now, end < deadline ? end : deadline);
 		rc = rpcrdma_now_ms() >= deadline ? -ETIMEDOUT : 0;
 	}
