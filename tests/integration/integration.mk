@@ -69,7 +69,7 @@ $(GEN)/%.h $(GEN)/%_xdr.c: nfs-client-demo/%.x
 nfs-xdr: need-pkgs $(NFS_XDR_OBJS)
 
 # ---- the programs -------------------------------------------------------------------------------
-INTEG_PLAIN_SUPPORT := rdmatest_addr.o mpa_stream.o pcap_reframe.o
+INTEG_PLAIN_SUPPORT := rdmatest_addr.o rdmatest_verdict.o mpa_stream.o pcap_reframe.o
 
 $(INTEG_PLAIN_BINS): $(B)/bin/%: tests/integration/%.c $(STATIC_LIB) $(LIB_HDRS) $(INTEG_PLAIN_SUPPORT:%=$(B)/obj/integ/%) $(INTEG_SUPPORT_HDRS)
 	@mkdir -p $(@D)

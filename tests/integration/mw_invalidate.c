@@ -32,7 +32,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +40,7 @@
 #include <rpc/rpc.h>
 
 #include "rdmatest_addr.h"
+#include "rdmatest_verdict.h"
 #include "rpcrdma/rpcrdma.h"
 #include "rpcrdma/verbs.h"
 #include "xdr/header.h"
@@ -65,7 +65,7 @@ struct end {
 	int npending;
 };
 
-static const char *label = "";
+static char prog[96] = "mw_invalidate";
 
 static int64_t now_ms(void)
 {
@@ -75,28 +75,14 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt, ...)
+/* The PASS and FAIL lines name the case: "mw_invalidate: rxe Local Invalidate: PASS: ..." */
+static void set_label(const char *provider, const char *what)
 {
-	va_list ap;
-
-	printf("mw_invalidate: %s: FAIL: ", label);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	exit(1);
+	snprintf(prog, sizeof(prog), "mw_invalidate: %s %s", provider, what);
 }
 
-static void __attribute__((format(printf, 1, 2))) pass(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("mw_invalidate: %s: PASS: ", label);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
+#define pass(...) ((void)rdmatest_check(prog, true, __VA_ARGS__))
+#define fail(...) rdmatest_fail(prog, __VA_ARGS__)
 
 static uint8_t pattern(uint8_t seed, uint32_t i)
 {
@@ -719,7 +705,6 @@ static void run_no_mw(const struct sockaddr_storage *addr)
 int main(int argc, char **argv)
 {
 	struct sockaddr_storage addr;
-	char buf[64];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc != 3 || (strcmp(argv[1], "rxe") && strcmp(argv[1], "siw")) ||
@@ -728,17 +713,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "siw")) {
-		label = "siw no memory windows";
+		set_label("siw", "no memory windows");
 		run_no_mw(&addr);
 	} else {
-		snprintf(buf, sizeof(buf), "%s Send With Invalidate", argv[1]);
-		label = buf;
+		set_label(argv[1], "Send With Invalidate");
 		run_rxe_case(&addr, BY_SEND_WITH_INV);
-		snprintf(buf, sizeof(buf), "%s Local Invalidate", argv[1]);
+		set_label(argv[1], "Local Invalidate");
 		run_rxe_case(&addr, BY_LOCAL_INV);
 	}
-	snprintf(buf, sizeof(buf), "%s svc_rdma replies", argv[1]);
-	label = buf;
+	set_label(argv[1], "svc_rdma replies");
 	run_svc_replies(&addr, strcmp(argv[1], "siw") != 0);
 	printf("mw_invalidate: %s: all checks passed\n", argv[1]);
 	return 0;

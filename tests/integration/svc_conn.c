@@ -30,7 +30,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +40,7 @@
 #include <rpc/rpc.h>
 
 #include "rdmatest_addr.h"
+#include "rdmatest_verdict.h"
 #include "rpcrdma/netconfig.h"
 #include "rpcrdma/rpcbind.h"
 #include "rpcrdma/rpcrdma.h"
@@ -64,28 +64,8 @@
 
 static const struct timeval call_timeout = { 10, 0 };
 
-static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("svc_conn: FAIL: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	exit(1);
-}
-
-static void __attribute__((format(printf, 1, 2))) pass(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("svc_conn: PASS: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
+#define pass(...) ((void)rdmatest_check("svc_conn", true, __VA_ARGS__))
+#define fail(...) rdmatest_fail("svc_conn", __VA_ARGS__)
 
 /* ---- server --------------------------------------------------------------------------------- */
 

@@ -4,7 +4,6 @@
 #include "rdmatest_support.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,17 +315,4 @@ enum clnt_stat rdmatest_call_echo_text(CLIENT *cl, const char *text, struct time
 		 !memcmp(res.rdmatest_data_val, text, arg.rdmatest_data_len));
 	clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_data, (char *)&res);
 	return st;
-}
-
-bool rdmatest_check(const char *prog, bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: %s: ", prog, ok ? "PASS" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	return ok;
 }

@@ -15,6 +15,7 @@
 
 #include "rdmatest.h"
 #include "rdmatest_addr.h"
+#include "rdmatest_verdict.h"
 #include "rpcrdma/rpcrdma.h"
 
 /*
@@ -69,14 +70,6 @@ void rdmatest_raise_memlock(void);
 
 /* Monotonic time in seconds. */
 double rdmatest_now(void);
-
-/*
- * rdmatest_check - print "@prog: PASS: message" or "@prog: FAIL: message"
- * (flushed, so a crash later loses nothing) and return @ok.  Tests count
- * with it: #define check(ok, ...) (failures += !rdmatest_check(PROG, (ok), __VA_ARGS__))
- */
-bool __attribute__((format(printf, 3, 4))) rdmatest_check(const char *prog, bool ok,
-							   const char *fmt, ...);
 
 /* clnt_call of NULL. */
 enum clnt_stat rdmatest_call_null(CLIENT *cl, struct timeval tv);
