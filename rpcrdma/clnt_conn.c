@@ -166,11 +166,14 @@ static enum rpcrdma_registration conn_strategy(const struct rpcrdma_ep *ep)
 int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_conn **out)
 {
 	struct rpcrdma_ep_params params;
-	struct clnt_rdma_conn *cn = calloc(1, sizeof(*cn));
-	const struct rpcrdma_ep_info *info;
 	int64_t now = rpcrdma_now_ms(), left = deadline - now;
+	const struct rpcrdma_ep_info *info;
+	struct clnt_rdma_conn *cn;
 	int rc;
 
+	if (left <= 0)
+		return -ETIMEDOUT; /* a call out of time does not connect (a zero-timeout one has INT64_MAX) */
+	cn = calloc(1, sizeof(*cn));
 	if (!cn)
 		return -ENOMEM;
 	pthread_cond_init(&cn->taken_cv, NULL);
@@ -181,7 +184,7 @@ int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_c
 		goto fail;
 	}
 	rpcrdma_options_ep_params(&ct->opts, &params);
-	if (left > 0 && left < params.timeout_ms) /* none left: a zero-timeout call is still sent */
+	if (left < params.timeout_ms)
 		params.timeout_ms = (int)left;
 	rc = rpcrdma_ep_connect((const struct sockaddr *)&ct->addr, &params, &cn->ep);
 	if (rc)

@@ -194,11 +194,11 @@ void clnt_rdma_post_wakes(struct rpcrdma_clnt *ct);
 /*
  * clnt_conn_open - connect to ct->addr and build a connection with
  * credits at 1, running CCP on it first when the options ask for it.
- * Connect and CCP together give up at @deadline (ms, rpcrdma_now_ms) if
- * that is still ahead and comes before the connect timeout, else at the
- * connect timeout (a zero-timeout call is still sent).  Called without
- * ct->lock.  Returns 0 or -errno (-ETIMEDOUT: no connection, or no CCP
- * answer, in that time).
+ * Connect and CCP together give up at @deadline (ms, rpcrdma_now_ms) or
+ * at the connect timeout, whichever comes first (a zero-timeout call,
+ * which is still sent, passes INT64_MAX).  Called without ct->lock.
+ * Returns 0 or -errno (-ETIMEDOUT: @deadline had passed, or no
+ * connection, or no CCP answer, in that time).
  */
 int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_conn **out);
 

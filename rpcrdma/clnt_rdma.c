@@ -470,14 +470,18 @@ static enum clnt_stat clnt_rdma_waited(struct clnt_rdma_call *c, int rc)
 	return call_fail(c, RPC_CANTRECV, -rc);
 }
 
-/* @tv in ms, rounded up, at most CLNT_TIMEOUT_MAX_S: no overflow for any value */
+/*
+ * @tv in ms, rounded up, at most CLNT_TIMEOUT_MAX_S: no overflow for any
+ * value (clnt_call's tv is not checked as CLSET_TIMEOUT's is: tv_usec
+ * may be a million or more).
+ */
 static int64_t clnt_rdma_tv_ms(struct timeval tv)
 {
 	if (tv.tv_sec < 0 || tv.tv_usec < 0)
 		return 0;
-	if (tv.tv_sec >= CLNT_TIMEOUT_MAX_S)
+	if (tv.tv_sec >= CLNT_TIMEOUT_MAX_S || tv.tv_usec / 1000000 >= CLNT_TIMEOUT_MAX_S - tv.tv_sec)
 		return CLNT_TIMEOUT_MAX_S * 1000;
-	return (int64_t)tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
+	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000 + (tv.tv_usec % 1000 != 0);
 }
 
 /*
@@ -837,6 +841,8 @@ static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xa
 	pthread_mutex_lock(&ct->lock);
 	if (*deadline == INT64_MIN)
 		*deadline = clnt_rdma_deadline(ct, c, tv);
+	else if (st == RPC_SUCCESS && rpcrdma_now_ms() >= *deadline)
+		st = call_fail(c, RPC_TIMEDOUT, 0); /* the refresh used up the call's time */
 	if (st == RPC_SUCCESS)
 		st = clnt_rdma_run(ct, cl->cl_auth, c, xres, res, *deadline, &unlocked);
 	if (!unlocked)

@@ -54,11 +54,17 @@
  *      (the server's one thread busy with a 3 s call, so the new
  *      connection is accepted late) waits for that connection and a
  *      credit on it and is sent, instead of returning RPC_TIMEDOUT
- *      unsent; no second connection is made.
+ *      unsent; no second connection is made;
+ *  12. clnt_call's timeout counts tv_usec of a million or more in full
+ *      (libtirpc checks CLSET_TIMEOUT's value, not clnt_call's): 1.5
+ *      million times out a withheld reply after 1.5 s, and LONG_MAX is
+ *      taken as the longest timeout, without overflow (the call is
+ *      answered).
  * Prints figure: lines with the grant, the timeout's precision and the
  * connections made.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -800,6 +806,31 @@ out:
 		clnt_destroy(cl);
 }
 
+/* 12: tv_usec of a million or more */
+static void run_timeval(const char *addr, unsigned int port)
+{
+	struct timeval longest = { 0, LONG_MAX }, one_and_a_half = { 0, 1500000 };
+	CLIENT *cl = client(addr, port, false, CLIENT_CREDITS);
+	enum clnt_stat st;
+	double t0, dt;
+	bool same;
+
+	if (!cl)
+		return;
+	st = rdmatest_call_echo_text(cl, "tv_usec-LONG_MAX", longest, &same);
+	if (st != RPC_SUCCESS || !same)
+		check_fail("%s: ECHO with tv_usec LONG_MAX: %s%s", addr, clnt_sperrno(st),
+			   st == RPC_SUCCESS ? ", another reply" : "");
+	t0 = rdmatest_now();
+	st = rdmatest_call_echo_text(cl, "drop", one_and_a_half, &same);
+	dt = rdmatest_now() - t0;
+	if (st != RPC_TIMEDOUT || dt < 1.45 || dt > 4.5)
+		check_fail("%s: withheld ECHO with tv_usec 1500000: %s after %.2f s, expected %s "
+			   "after 1.5 s", addr, clnt_sperrno(st), dt, clnt_sperrno(RPC_TIMEDOUT));
+	printf("figure: " PROG ": %s: tv_usec 1500000 timed out after %.2f s\n", addr, dt);
+	clnt_destroy(cl);
+}
+
 int main(int argc, char **argv)
 {
 	SVCXPRT *x[4];
@@ -827,6 +858,7 @@ int main(int argc, char **argv)
 		run_reset_wakes_poller(argv[i + 1], x[i]->xp_port);
 		run_batched_credit(argv[i + 1], x[i]->xp_port);
 		run_batched_connecting(argv[i + 1], x[i]->xp_port);
+		run_timeval(argv[i + 1], x[i]->xp_port);
 	}
 	printf(PROG ": %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
