@@ -20,7 +20,13 @@
  *
  * Receives that complete while a call is being served are queued and
  * xp_stat() reports XPRT_MOREREQS, so none is stranded behind a
- * completion channel event already consumed.
+ * completion channel event already consumed.  libtirpc serves a
+ * transport until it says XPRT_IDLE, and a client that keeps calls
+ * coming (each poll finding more) would keep svc_run() on its
+ * connection, away from the others and from new connects: after
+ * SVC_ROUND_CALLS calls in a row xp_stat() says XPRT_IDLE and makes the
+ * connection's fd readable (yield_fd), so svc_run() comes back to it
+ * after serving the rest.
  *
  * Nothing waits for the peer, so one slow or hostile client cannot
  * stall the single svc_run() thread and with it every other connection:
@@ -52,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "cm-private/ccp_negotiation.h"
@@ -340,6 +347,12 @@ static bool_t svc_rdma_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 	bool polled = false;
 
 	c->blocked = false;
+	if (c->yielded) {
+		eventfd_t n;
+
+		(void)eventfd_read(c->yield_fd, &n);
+		c->yielded = false;
+	}
 	if (c->in_call)
 		svc_rdma_oldest_done(c); /* dispatched, left without a reply */
 	svc_rdma_half_open_sweep(c->half_open_list, c, false);
@@ -350,8 +363,10 @@ static bool_t svc_rdma_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		if (c->dead || svc_rdma_pull_all(c))
 			break;
 		rc = svc_rdma_serve_oldest(c, msg);
-		if (rc > 0)
+		if (rc > 0) {
+			c->round_calls++;
 			return TRUE;
+		}
 		if (rc < 0)
 			continue;
 		if (polled)
@@ -370,8 +385,14 @@ static enum xprt_stat svc_rdma_stat(SVCXPRT *xprt)
 	if (c->dead)
 		return XPRT_DIED;
 	/* blocked: the completions it waits for wake svc_run() */
-	if (!c->blocked && svc_rdma_more_calls(c))
-		return XPRT_MOREREQS;
+	if (!c->blocked && svc_rdma_more_calls(c)) {
+		if (c->round_calls < SVC_ROUND_CALLS)
+			return XPRT_MOREREQS;
+		if (eventfd_write(c->yield_fd, 1))
+			return XPRT_MOREREQS; /* cannot yield: serve on rather than strand them */
+		c->yielded = true;
+	}
+	c->round_calls = 0;
 	return svc_rdma_sends_flush(c) ? XPRT_DIED : XPRT_IDLE;
 }
 
@@ -424,6 +445,8 @@ static void svc_rdma_conn_free(struct svc_rdma_conn *c)
 	rpcrdma_ep_destroy(c->ep);
 	if (c->epfd >= 0)
 		close(c->epfd);
+	if (c->yield_fd >= 0)
+		close(c->yield_fd);
 	free(c->reply);
 	free(c->stage);
 	free(c->queue);
@@ -493,20 +516,26 @@ static void svc_rdma_xprt_init(SVCXPRT *x, SVCXPRT_EXT *ext, void *self, int fd,
 	x->xp_p3 = ext;
 }
 
-/* One fd for svc_run(): readable on completions or a cm event (the peer's disconnect). */
+/*
+ * One fd for svc_run(): readable on completions, a cm event (the peer's
+ * disconnect) or a yielded round (svc_rdma_stat).
+ */
 static int svc_rdma_conn_epoll(struct svc_rdma_conn *c)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	int fds[3] = { rpcrdma_ep_fd(c->ep), rpcrdma_ep_cm_fd(c->ep), -1 };
 
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epfd < 0)
 		return -errno;
-	ev.data.fd = rpcrdma_ep_fd(c->ep);
-	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+	c->yield_fd = fds[2] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->yield_fd < 0)
 		return -errno;
-	ev.data.fd = rpcrdma_ep_cm_fd(c->ep);
-	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
-		return -errno;
+	for (int i = 0; i < 3; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
+
+		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fds[i], &ev))
+			return -errno;
+	}
 	return 0;
 }
 
@@ -563,7 +592,7 @@ static bool_t svc_rdma_accept(SVCXPRT *xprt, struct rpc_msg *msg)
 			rpcrdma_ep_destroy(ep);
 			continue;
 		}
-		c->epfd = -1;
+		c->epfd = c->yield_fd = -1;
 		c->ep = ep;
 		rpcrdma_replybufs_init(&c->replies, rpcrdma_ep_pd(ep), 0, SVC_REPLY_KEEP, UINT64_MAX);
 		/* iWARP: a Read Response is a tagged write, so a sink needs remote access: per call */

@@ -27,6 +27,7 @@
 #define SVC_CALLS_MAX     SVC_REPLIES_MAX         /* calls taken (assembled or served) per connection */
 #define SVC_RD_BYTES      (2u << 20)              /* Read-sink bytes before taking no more calls */
 #define SVC_SENDS_HELD    RPCRDMA_REPLY_BATCH_MAX /* reply Sends held, at most (opts.reply_batch) */
+#define SVC_ROUND_CALLS   16u                     /* calls dispatched before svc_run serves the others */
 
 struct svc_rdma_ulbs {
 	size_t n;
@@ -78,7 +79,10 @@ struct svc_rdma_conn {
 	SVCXPRT xprt;
 	SVCXPRT_EXT ext;
 	struct rpcrdma_ep *ep;
-	int epfd;                  /* xp_fd: completions and cm events */
+	int epfd;                  /* xp_fd: completions, cm events and yield_fd */
+	int yield_fd;              /* an eventfd: readable while a yielded round's calls wait */
+	bool yielded;
+	uint32_t round_calls;      /* dispatched since xp_stat last said XPRT_IDLE */
 	struct rpcrdma_options opts;
 	struct svc_rdma_ulbs ulbs;
 	struct rpcrdma_credits_server credits;
