@@ -133,7 +133,7 @@ static void conn_free(struct clnt_rdma_conn *cn)
 	free(cn->postq);
 	if (cn->wake_fd >= 0)
 		close(cn->wake_fd);
-	pthread_cond_destroy(&cn->taken_cv);
+	pthread_cond_destroy(&cn->posted_cv);
 	free(cn);
 }
 
@@ -176,7 +176,7 @@ int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_c
 	cn = calloc(1, sizeof(*cn));
 	if (!cn)
 		return -ENOMEM;
-	pthread_cond_init(&cn->taken_cv, NULL);
+	pthread_cond_init(&cn->posted_cv, NULL);
 	cn->refs = 1;
 	cn->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (cn->wake_fd < 0) {
@@ -759,19 +759,23 @@ static bool call_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_
 
 /*
  * The Sends from @first on were not posted: their calls fail as unsent.
- * On a live connection their slots are still theirs (or orphans): a
- * slot is not freed while its Send is pending.  A dead one's kill has
- * failed the calls already and may have freed the slots: leave them.
+ * Their slots are still theirs: a call does not leave its slot while
+ * its Send is in a post (conn_wait_posted), and a slot is not freed while
+ * its Send is pending.  A dead connection's kill has failed the calls
+ * already, not knowing whether these Sends would go out: they did not.
  * ct->lock held.
  */
 static void conn_sends_failed(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, uint32_t first,
 			      uint32_t n, int err)
 {
-	if (cn->dead)
-		return;
 	for (uint32_t i = first; i < n; i++) {
 		struct clnt_rdma_slot *s = &cn->slots[cn->postq[i].wr_id];
 
+		if (cn->dead) {
+			if (s->call)
+				s->call->send_failed = true;
+			continue;
+		}
 		s->send_pending = s->reply_pending = false;
 		if (!s->call) {
 			conn_orphan_check(ct, cn, s);
@@ -796,16 +800,16 @@ static void conn_post_queued(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 
 		if (cn->dead) { /* its calls failed as unsent: nothing goes out on it any more */
 			cn->nsendq = 0;
-			if (cn->taken_waiters)
-				pthread_cond_broadcast(&cn->taken_cv);
+			if (cn->posted_waiters)
+				pthread_cond_broadcast(&cn->posted_cv);
 			return;
 		}
 		memcpy(cn->postq, cn->sendq, n * sizeof(*cn->postq));
-		for (uint32_t i = 0; i < n; i++)
+		for (uint32_t i = 0; i < n; i++) {
 			cn->slots[cn->sendq[i].wr_id].queued = false;
+			cn->slots[cn->sendq[i].wr_id].in_post = true;
+		}
 		cn->nsendq = 0;
-		if (cn->taken_waiters)
-			pthread_cond_broadcast(&cn->taken_cv);
 		cn->posting = true;
 		clnt_rdma_unlock(ct);
 		rc = rpcrdma_ep_post_sends(cn->ep, cn->postq, n, &posted);
@@ -813,26 +817,35 @@ static void conn_post_queued(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 		cn->posting = false;
 		if (rc)
 			conn_sends_failed(ct, cn, posted, n, -rc);
+		for (uint32_t i = 0; i < n; i++) /* a slot freed and taken meanwhile is in no post */
+			cn->slots[cn->postq[i].wr_id].in_post = false;
+		if (cn->posted_waiters)
+			pthread_cond_broadcast(&cn->posted_cv);
 	}
 }
 
 /*
- * @c's time is up while its Send is still queued behind another
- * thread's post: wait until that thread takes it (it looks again after
- * its post), so the Send goes out before the caller revokes its chunks
- * and a zero-timeout call is still sent.  ct->lock held.
+ * @c stops waiting (its time is up, it failed, the connection died)
+ * while its Send is still queued behind another thread's post, or in
+ * that post: wait until the post has returned (the poster looks again
+ * after it), so the Send goes out before the caller revokes its chunks,
+ * a zero-timeout call is still sent, and a Send the post did not take
+ * counts as unsent (conn_sends_failed).  On a dead connection a Send
+ * still queued is not posted: the kill counted it unsent.  ct->lock held.
  */
-static void conn_wait_taken(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
-			    const struct clnt_rdma_call *c)
+static void conn_wait_posted(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn,
+			     const struct clnt_rdma_call *c)
 {
 	for (;;) {
+		const struct clnt_rdma_slot *s = &cn->slots[c->slot];
+
 		conn_post_queued(ct, cn);
-		if (!cn->slots[c->slot].queued || cn->dead)
+		if (!s->in_post && (!s->queued || cn->dead))
 			return;
-		cn->taken_waiters++;
+		cn->posted_waiters++;
 		clnt_rdma_post_wakes(ct);
-		pthread_cond_wait(&cn->taken_cv, &ct->lock);
-		cn->taken_waiters--;
+		pthread_cond_wait(&cn->posted_cv, &ct->lock);
+		cn->posted_waiters--;
 	}
 }
 
@@ -867,8 +880,8 @@ int clnt_conn_wait(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int64_t de
 		if (call_sleep(ct, c, deadline))
 			return CLNT_CONN_REPLIED_UNLOCKED; /* no hand-off owed: a poller hands off itself */
 	}
-	if (rc == CLNT_CONN_DEADLINE)
-		conn_wait_taken(ct, cn, c);
+	if (rc)
+		conn_wait_posted(ct, cn, c);
 	if (rc == CLNT_CONN_DEADLINE && c->send_failed) /* dropped from the queue: never sent */
 		rc = c->fail_errno ? -c->fail_errno : -ECONNRESET;
 	if (!cn->polling)

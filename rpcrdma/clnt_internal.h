@@ -49,6 +49,7 @@ struct clnt_rdma_slot {
 	uint32_t xid;
 	bool busy;                   /* atomic: freed without ct->lock */
 	bool queued;                 /* its Send is on conn->sendq, not taken for a post yet */
+	bool in_post;                /* taken for a post that has not returned yet */
 	bool send_pending;           /* the Send from this slot is not completed */
 	bool reply_pending;          /* the call was sent and no reply came yet */
 	/*
@@ -97,8 +98,8 @@ struct clnt_rdma_conn {
 	struct rpcrdma_send *sendq;  /* wr_id: the slot */
 	uint32_t nsendq;
 	bool posting;
-	pthread_cond_t taken_cv;     /* queued Sends were taken for a post */
-	uint32_t taken_waiters;
+	pthread_cond_t posted_cv;    /* a post of queued Sends returned */
+	uint32_t posted_waiters;
 	struct rpcrdma_send *postq;  /* the posting thread's own copy */
 };
 
@@ -268,10 +269,11 @@ uint8_t *clnt_conn_send_buf(const struct clnt_rdma_conn *cn, uint32_t slot);
  * clnt_conn_post_send - queue the Send of @len bytes of @c's slot
  * buffer; the next clnt_conn_wait on the connection posts it.  ct->lock
  * held.  Returns 0 or -ENOTCONN.  If the Send is not posted after all
- * (the post fails, the connection is killed while it is queued) the
- * wait fails with c->send_failed set; a wait that ends at its deadline
- * first waits for the Send to be taken for a post (a zero-timeout call
- * is still sent), and fails the same way if the connection dies first.
+ * (the post fails, the connection is killed while it is queued, or
+ * during a post that then fails) the wait fails with c->send_failed
+ * set; a wait that ends (at its deadline, or failed) first waits for the
+ * post that takes the Send, or is taking it, to return (a zero-timeout
+ * call is still sent), and fails the same way if the Send did not go.
  */
 int clnt_conn_post_send(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c, uint32_t len);
 
