@@ -180,22 +180,13 @@ out:
 
 int main(int argc, char **argv)
 {
-	SVCXPRT *x[4];
-	int n = argc - 1;
+	unsigned int port[RDMATEST_MAX_ADDRS];
+	int n = rdmatest_serve_addrs(PROG, argc, argv, dispatch, port);
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	rdmatest_raise_memlock();
-	if (n < 1 || n > 4) {
-		fprintf(stderr, "usage: " PROG " ADDR...  (1 to 4 addresses)\n");
-		return 2;
-	}
+	if (n < 0)
+		return -n;
 	for (int i = 0; i < n; i++)
-		if (!(x[i] = rdmatest_listen(PROG, argv[i + 1], NULL, dispatch)))
-			return 1;
-	if (!rdmatest_start_server(PROG))
-		return 1;
-	for (int i = 0; i < n; i++)
-		run(argv[i + 1], x[i]->xp_port);
+		run(argv[i + 1], port[i]);
 	printf(PROG ": %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
 }

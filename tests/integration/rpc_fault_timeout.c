@@ -833,32 +833,22 @@ static void run_timeval(const char *addr, unsigned int port)
 
 int main(int argc, char **argv)
 {
-	SVCXPRT *x[4];
-	int n = argc - 1;
+	unsigned int port[RDMATEST_MAX_ADDRS];
+	int n = rdmatest_serve_addrs(PROG, argc, argv, dispatch, port);
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	rdmatest_raise_memlock();
-	if (n < 1 || n > 4) {
-		fprintf(stderr, "usage: " PROG " ADDR...  (1 to 4 addresses)\n");
-		return 2;
-	}
-	/* every listener before svc_run starts: it serves a fixed set of transports */
-	for (int i = 0; i < n; i++)
-		if (!(x[i] = rdmatest_listen(PROG, argv[i + 1], NULL, dispatch)))
-			return 1;
-	if (!rdmatest_start_server(PROG))
-		return 1;
+	if (n < 0)
+		return -n;
 	for (int i = 0; i < n; i++) {
-		printf(PROG ": %s port %u\n", argv[i + 1], (unsigned int)x[i]->xp_port);
-		run(argv[i + 1], x[i]->xp_port);
-		run_retry(argv[i + 1], x[i]->xp_port);
-		run_credit_wait(argv[i + 1], x[i]->xp_port);
-		run_batched(argv[i + 1], x[i]->xp_port);
-		run_big(argv[i + 1], x[i]->xp_port);
-		run_reset_wakes_poller(argv[i + 1], x[i]->xp_port);
-		run_batched_credit(argv[i + 1], x[i]->xp_port);
-		run_batched_connecting(argv[i + 1], x[i]->xp_port);
-		run_timeval(argv[i + 1], x[i]->xp_port);
+		printf(PROG ": %s port %u\n", argv[i + 1], port[i]);
+		run(argv[i + 1], port[i]);
+		run_retry(argv[i + 1], port[i]);
+		run_credit_wait(argv[i + 1], port[i]);
+		run_batched(argv[i + 1], port[i]);
+		run_big(argv[i + 1], port[i]);
+		run_reset_wakes_poller(argv[i + 1], port[i]);
+		run_batched_credit(argv[i + 1], port[i]);
+		run_batched_connecting(argv[i + 1], port[i]);
+		run_timeval(argv[i + 1], port[i]);
 	}
 	printf(PROG ": %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;

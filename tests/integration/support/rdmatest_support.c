@@ -280,6 +280,28 @@ bool rdmatest_start_server(const char *prog)
 	return true;
 }
 
+int rdmatest_serve_addrs(const char *prog, int argc, char **argv,
+			 void (*dispatch)(struct svc_req *, SVCXPRT *), unsigned int *ports)
+{
+	int n = argc - 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	rdmatest_raise_memlock();
+	if (n < 1 || n > RDMATEST_MAX_ADDRS) {
+		fprintf(stderr, "usage: %s ADDR...  (1 to %d addresses)\n", prog, RDMATEST_MAX_ADDRS);
+		return -2;
+	}
+	/* every listener before svc_run starts: it serves a fixed set of transports */
+	for (int i = 0; i < n; i++) {
+		SVCXPRT *x = rdmatest_listen(prog, argv[i + 1], NULL, dispatch);
+
+		if (!x)
+			return -1;
+		ports[i] = x->xp_port;
+	}
+	return rdmatest_start_server(prog) ? n : -1;
+}
+
 void rdmatest_raise_memlock(void)
 {
 	setrlimit(RLIMIT_MEMLOCK, &(struct rlimit){ RLIM_INFINITY, RLIM_INFINITY });

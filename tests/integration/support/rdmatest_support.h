@@ -65,6 +65,19 @@ SVCXPRT *rdmatest_listen(const char *prog, const char *addr, const struct rpcrdm
 /* Run svc_run() in a new detached thread; false (and a message) if it cannot start. */
 bool rdmatest_start_server(const char *prog);
 
+#define RDMATEST_MAX_ADDRS 4
+
+/*
+ * rdmatest_serve_addrs - for a test program run as PROG ADDR... (1 to
+ * RDMATEST_MAX_ADDRS): line-buffered stdout, RLIMIT_MEMLOCK lifted, a
+ * listener on each ADDR with @dispatch (rdmatest_listen), and then
+ * svc_run() in its thread; each listener's port in @ports.  Returns the
+ * number of addresses, -2 after printing the usage, or -1 after saying
+ * what failed: main returns the negated value.
+ */
+int rdmatest_serve_addrs(const char *prog, int argc, char **argv,
+			 void (*dispatch)(struct svc_req *, SVCXPRT *), unsigned int *ports);
+
 /* Lift RLIMIT_MEMLOCK: siw charges memory registrations to it. */
 void rdmatest_raise_memlock(void);
 
