@@ -2,10 +2,10 @@
  * The RPC-over-RDMA SVCXPRT: a listener transport whose xp_fd is the
  * rdma_cm channel (xp_recv accepts, like svc_vc's rendezvous) and one
  * connection transport per client whose xp_fd is an epoll set of the
- * endpoint's completion channel and its own rdma_cm channel, so
- * libtirpc's svc_run() serves both, and a disconnect wakes it even on a
- * provider that flushes nothing until we tear the QP down (rxe): the
- * connection is then destroyed by svc_run() (XPRT_DIED).
+ * endpoint's completion channel, its own rdma_cm channel and yield_fd
+ * (below), so libtirpc's svc_run() serves all, and a disconnect wakes
+ * it even on a provider that flushes nothing until we tear the QP down
+ * (rxe): the connection is then destroyed by svc_run() (XPRT_DIED).
  *
  * A connection's xp_recv takes what was received and pulls the read
  * chunks of the calls taken (svc_rdma_recvfrom.c), then serves the
@@ -25,8 +25,9 @@
  * coming (each poll finding more) would keep svc_run() on its
  * connection, away from the others and from new connects: after
  * SVC_ROUND_CALLS calls in a row xp_stat() says XPRT_IDLE and makes the
- * connection's fd readable (yield_fd), so svc_run() comes back to it
- * after serving the rest.
+ * connection's fd readable (yield_fd): svc_run() serves the other
+ * transports readable at its poll, polls again and finds this one
+ * readable still.
  *
  * Nothing waits for the peer, so one slow or hostile client cannot
  * stall the single svc_run() thread and with it every other connection:

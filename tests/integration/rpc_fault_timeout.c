@@ -55,11 +55,11 @@
  *      connection is accepted late) waits for that connection and a
  *      credit on it and is sent, instead of returning RPC_TIMEDOUT
  *      unsent; no second connection is made;
- *  12. clnt_call's timeout counts tv_usec of a million or more in full
- *      (libtirpc checks CLSET_TIMEOUT's value, not clnt_call's): 1.5
- *      million times out a withheld reply after 1.5 s, and LONG_MAX is
- *      taken as the longest timeout, without overflow (the call is
- *      answered).
+ *  12. clnt_call's timeout with tv_usec of a million or more (libtirpc
+ *      checks CLSET_TIMEOUT's value, not clnt_call's): LONG_MAX is taken
+ *      as the longest timeout, without overflow (the call is answered;
+ *      it was a signed overflow, which UBSan stops at), and 1.5 million
+ *      still times a withheld reply out after 1.5 s.
  * Prints figure: lines with the grant, the timeout's precision and the
  * connections made.
  */
