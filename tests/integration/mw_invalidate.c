@@ -1,6 +1,6 @@
 /*
  * mw_invalidate: memory windows and remote invalidation through
- * rpcrdma/verbs.c on one soft-RDMA device.
+ * rpcrdma/work_queues.c on one soft-RDMA device.
  *
  * On rxe, for each way of invalidating (the server's Send With
  * Invalidate, then the client's own Local Invalidate, each on a new

@@ -6,7 +6,7 @@
  * clnt_rdma_tli_create, one checked call (NULL, ECHO, WRITE with a read
  * chunk or READ with a write chunk, in turn) and clnt_destroy.  After
  * the first cycle (which opens what librdmacm keeps per process, and
- * siw's guard CQ, rpcrdma/verbs.c) and after the last, it counts this
+ * siw's guard CQ, rpcrdma/devices.c) and after the last, it counts this
  * process's and the server's open file descriptors and their queue
  * pairs, completion queues, memory regions, protection domains and
  * rdma_cm ids (`rdma resource show`); the counts must not change.  The

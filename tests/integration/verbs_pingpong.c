@@ -1,5 +1,6 @@
 /*
- * verbs_pingpong: rpcrdma/verbs.c end to end on one soft-RDMA device.
+ * verbs_pingpong: rpcrdma/verbs.c and work_queues.c end to end on one
+ * soft-RDMA device.
  * A server thread accepts, the main thread connects; they exchange Sends
  * of varied sizes both ways, the client RDMA Writes into and Reads from a
  * buffer the server registered, and both check what connection setup

@@ -1,0 +1,26 @@
+/*
+ * Process-wide state about the RDMA devices under our endpoints: the
+ * soft-iWARP mmap-key guard, and letting go of a device the kernel is
+ * removing.  Endpoints call in from verbs.c; nothing here is per
+ * connection.  All functions are thread-safe and return nothing: what
+ * they cannot do only costs what they exist to avoid.
+ */
+#ifndef RPCRDMA_DEVICES_H
+#define RPCRDMA_DEVICES_H
+
+#include <infiniband/verbs.h>
+
+/* Before a process's first CQ on a siw context @verbs (see devices.c). */
+void rpcrdma_device_siw_guard(struct ibv_context *verbs);
+
+/* Drop the guard of @verbs, a device being removed; no-op if it has none. */
+void rpcrdma_device_siw_unguard(struct ibv_context *verbs);
+
+/*
+ * After an endpoint is destroyed: @uverbs_path is the node of a device
+ * removed under it, or "".  Lets go of removed devices whose node has
+ * vanished and watches the others (see devices.c).
+ */
+void rpcrdma_device_release_removed(const char *uverbs_path);
+
+#endif

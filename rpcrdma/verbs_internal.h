@@ -1,0 +1,95 @@
+/*
+ * What the endpoint's files share and nothing else sees: the endpoint
+ * itself, its send-queue slots, the errno conventions of the verbs and
+ * rdma_cm calls, and the cm-event drain that a completion wait also
+ * needs.  verbs.c sets an endpoint up and tears it down (rdma_cm);
+ * work_queues.c posts to its queues and polls its completions;
+ * devices.c keeps the process-wide state of the devices underneath.
+ */
+#ifndef RPCRDMA_VERBS_INTERNAL_H
+#define RPCRDMA_VERBS_INTERNAL_H
+
+#include <errno.h>
+#include <pthread.h>
+
+#include "rpcrdma/verbs.h"
+
+struct rpcrdma_send_slot {
+	uint64_t wr_id;
+	enum rpcrdma_wc_kind kind;
+};
+
+struct rpcrdma_ep {
+	struct rdma_event_channel *cm_channel;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *comp_channel;
+	struct ibv_cq *cq;
+	struct ibv_mr *recv_mr;
+	uint8_t *recv_bufs;
+	/*
+	 * Posting is serialized by post_lock; the poll that retires a slot
+	 * takes no lock: slots_busy and the slots' entries are atomics.
+	 */
+	pthread_mutex_t post_lock;
+	struct rpcrdma_send_slot *slots;
+	uint32_t slot_next;
+	uint32_t slots_busy;
+	uint32_t max_read_sge;
+	unsigned int cq_events;
+	bool cq_armed;           /* notification requested and its event not yet read */
+	bool rxe_wc_flags;       /* the device reports kernel wc_flags (see wc_recv_invalidate) */
+	bool passive;
+	bool accepted;
+	bool connected;
+	bool disconnected;       /* written atomically: a post reads it without its owner's lock */
+	bool stopped;            /* rpcrdma_ep_stop: QP gone, disconnected */
+	bool device_removed;     /* RDMA_CM_EVENT_DEVICE_REMOVAL came: see devices.c */
+	struct rpcrdma_ep_params params;
+	struct rpcrdma_private_data local_pd;
+	uint8_t pd_msg[RPCRDMA_PD_BYTES];
+	struct rpcrdma_rd_depths rd_requested;
+	struct rpcrdma_ep_info info;
+};
+
+static inline uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+static inline int remaining_ms(int64_t deadline)
+{
+	int64_t left = deadline - rpcrdma_now_ms();
+
+	return left > 0 ? (int)left : 0;
+}
+
+/* For calls that return NULL or -1 and set errno, which some forget to. */
+static inline int neg_errno(int fallback)
+{
+	return errno > 0 ? -errno : -fallback;
+}
+
+/*
+ * Before a verbs or rdma_cm call that may fail without setting errno
+ * (libsiw's create_cq and create_qp do): otherwise neg_errno() would
+ * report whatever an earlier call left there, typically EAGAIN from a
+ * non-blocking rdma_get_cm_event().
+ */
+static inline void errno_clear(void)
+{
+	errno = 0;
+}
+
+/* ibv_post_* and ibv_query_* return a positive errno; a few providers -1. */
+static inline int verbs_rc(int rc)
+{
+	if (rc > 0)
+		return -rc;
+	return rc < 0 ? neg_errno(EIO) : 0;
+}
+
+/* Handle whatever cm events are pending without blocking. */
+void rpcrdma_ep_cm_drain(struct rpcrdma_ep *ep);
+
+#endif
