@@ -220,7 +220,8 @@ static void conn_wake_poller(const struct clnt_rdma_conn *cn)
 		(void)eventfd_write(cn->wake_fd, 1);
 }
 
-static void call_fail(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int err)
+/* The transport failed @c (its wait returns -@err): mark it and wake it.  ct->lock held. */
+static void call_wait_fail(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, int err)
 {
 	if (!c->failed) {
 		c->failed = true;
@@ -240,7 +241,7 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 		if (slot_busy(&cn->slots[i]) && cn->slots[i].call) {
 			/* a Send still queued will not be posted: that call was not sent */
 			cn->slots[i].call->send_failed |= cn->slots[i].queued;
-			call_fail(ct, cn->slots[i].call, err);
+			call_wait_fail(ct, cn->slots[i].call, err);
 		}
 	conn_wake_poller(cn);
 	pthread_cond_broadcast(&ct->credit_cv);
@@ -782,7 +783,7 @@ static void conn_sends_failed(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn
 			continue;
 		}
 		s->call->send_failed = true;
-		call_fail(ct, s->call, err);
+		call_wait_fail(ct, s->call, err);
 	}
 	conn_wake_poller(cn);
 }

@@ -1,7 +1,8 @@
 /*
  * State shared by the CLIENT's files: clnt_rdma.c (clnt_ops, creation,
- * marshalling and decoding of one call) and clnt_conn.c (connections,
- * slots, completions, waiting, reconnect).
+ * the steps of a call and its retries), clnt_marshal.c (one call's
+ * bytes: marshalling, planning, its buffer, header and decoding) and
+ * clnt_conn.c (connections, slots, completions, waiting, reconnect).
  *
  * Locking: one mutex per CLIENT (ct->lock) guards everything here
  * except what a call owns alone while it marshals or decodes, and the
@@ -179,6 +180,35 @@ struct rpcrdma_clnt {
 	struct sockaddr_storage addr;
 	struct netbuf svcaddr;
 };
+
+/* Record @st and @err as @c's outcome; returns @st. */
+static inline enum clnt_stat clnt_call_fail(struct clnt_rdma_call *c, enum clnt_stat st, int err)
+{
+	c->err.re_status = st;
+	c->err.re_errno = err;
+	return st;
+}
+
+/*
+ * clnt_marshal.c: one call's bytes, in the order a call runs them.  None
+ * takes ct->lock.  Each returns RPC_SUCCESS or the failure it recorded
+ * in c->err.
+ */
+
+/* Marshal the header and @args into c->stage (c->s), once per call (again for a resent wrapped call). */
+enum clnt_stat clnt_rdma_marshal(AUTH *auth, uint32_t max_rpc_size, struct clnt_rdma_call *c,
+				 xdrproc_t xargs, void *args);
+/* How the call and its reply travel on @cn, within @max bytes: c->plan. */
+enum clnt_stat clnt_rdma_plan(const struct clnt_rdma_conn *cn, uint32_t max,
+			      struct clnt_rdma_call *c);
+/* Where each read source, write chunk and the reply chunk lies in the call's buffer: c->rb_len. */
+enum clnt_stat clnt_rdma_layout(struct clnt_rdma_call *c);
+/* Take the call's buffer (c->rb_len > 0), copy the read sources in, register it when per call. */
+enum clnt_stat clnt_rdma_fill(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c);
+/* Expose the buffer (windows), build the header, fill the slot's buffer, queue the Send.  ct->lock held. */
+enum clnt_stat clnt_rdma_post(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c);
+/* Decode the reply in the call's receive buffer into @res. */
+enum clnt_stat clnt_rdma_decode(AUTH *auth, struct clnt_rdma_call *c, xdrproc_t xres, void *res);
 
 /* @c's reply is in and its Send done.  ct->lock held. */
 bool clnt_call_replied(const struct clnt_rdma_call *c);
