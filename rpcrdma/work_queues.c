@@ -132,33 +132,32 @@ int rpcrdma_ep_post_sends(struct rpcrdma_ep *ep, struct rpcrdma_send *sends, uin
 	return rc;
 }
 
-int rpcrdma_ep_post_read(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t raddr,
-			 uint32_t rkey, uint64_t wr_id)
+static int ep_post_rdma(struct rpcrdma_ep *ep, enum ibv_wr_opcode opcode, enum rpcrdma_wc_kind kind,
+			struct ibv_sge *sge, int nsge, uint64_t raddr, uint32_t rkey, uint64_t wr_id)
 {
 	struct ibv_send_wr wr = {
 		.sg_list = sge,
 		.num_sge = nsge,
-		.opcode = IBV_WR_RDMA_READ,
+		.opcode = opcode,
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	};
 
+	return ep_post(ep, &wr, kind, wr_id);
+}
+
+int rpcrdma_ep_post_read(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t raddr,
+			 uint32_t rkey, uint64_t wr_id)
+{
 	/* siw serves one SGE per Read (max_sge_rd); fail here, not as a broken QP. */
 	if (nsge > 0 && (uint32_t)nsge > ep->max_read_sge)
 		return -EINVAL;
-	return ep_post(ep, &wr, RPCRDMA_WC_READ, wr_id);
+	return ep_post_rdma(ep, IBV_WR_RDMA_READ, RPCRDMA_WC_READ, sge, nsge, raddr, rkey, wr_id);
 }
 
 int rpcrdma_ep_post_write(struct rpcrdma_ep *ep, struct ibv_sge *sge, int nsge, uint64_t raddr,
 			  uint32_t rkey, uint64_t wr_id)
 {
-	struct ibv_send_wr wr = {
-		.sg_list = sge,
-		.num_sge = nsge,
-		.opcode = IBV_WR_RDMA_WRITE,
-		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
-	};
-
-	return ep_post(ep, &wr, RPCRDMA_WC_WRITE, wr_id);
+	return ep_post_rdma(ep, IBV_WR_RDMA_WRITE, RPCRDMA_WC_WRITE, sge, nsge, raddr, rkey, wr_id);
 }
 
 int rpcrdma_ep_mw_alloc(struct rpcrdma_ep *ep, struct ibv_mw **out)
