@@ -307,9 +307,11 @@ static bool clnt_rdma_echo_fits(const struct rpcrdma_header *h, const struct rpc
 static enum clnt_stat clnt_rdma_rdma_error(struct clnt_rdma_call *c, const struct rpcrdma_header *h)
 {
 	if (h->err == ERR_VERS) {
+		/* re_vers shares a union with re_errno: no errno, as libtirpc's _seterr_reply */
+		c->err.re_status = RPC_VERSMISMATCH;
 		c->err.re_vers.low = h->vers_low;
 		c->err.re_vers.high = h->vers_high;
-		return clnt_call_fail(c, RPC_VERSMISMATCH, EPROTONOSUPPORT);
+		return RPC_VERSMISMATCH;
 	}
 	c->err_chunk = true;
 	return clnt_call_fail(c, RPC_CANTDECODERES, EPROTO);

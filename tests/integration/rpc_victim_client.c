@@ -15,7 +15,9 @@
  * null, echo, write, read or longres; N the size (bytes; words for
  * longres); xK runs K copies at once; EXPECT is ok or a clnt_stat name
  * without RPC_ (CANTDECODERES, TIMEDOUT...), alternatives joined by |.
- * A call that may time out waits 1.5 s, others 10 s.  --no-ri: do not
+ * A call that may time out waits 1.5 s, others 10 s.  A VERSMISMATCH
+ * must also report, through clnt_geterr, versions low <= high within
+ * 1..5 (hostile_server's ERR_VERS name 2..5 and 1..1).  --no-ri: do not
  * ask for remote invalidation (RFC 8797 R).
  *
  * Prints one line per call; exits 0 when everything was as expected,
@@ -32,6 +34,8 @@
 #define MAX_CALLS   64
 #define MAX_KEPT    64
 #define EXPECT_LEN  96
+/* The highest version an ERR_VERS of hostile_server names: re_vers must lie within 1..this. */
+#define ERR_VERS_HIGH_MAX 5u
 
 enum vproc { V_NULL, V_ECHO, V_WRITE, V_READ, V_LONGRES };
 
@@ -45,6 +49,7 @@ struct vcall {
 	CLIENT *cl;
 	enum clnt_stat st;
 	bool data_ok;
+	bool vers_ok;                /* an ERR_VERS reported sane versions (clnt_geterr) */
 	char note[96];
 };
 
@@ -177,6 +182,7 @@ static void *call_thread(void *arg)
 	struct vcall *c = arg;
 	uint8_t *buf = malloc(c->n ? c->n : 1);
 
+	c->vers_ok = true;
 	if (!buf) {
 		c->st = RPC_SYSTEMERROR;
 		return NULL;
@@ -203,7 +209,15 @@ static void *call_thread(void *arg)
 		struct rpc_err e;
 
 		clnt_geterr(c->cl, &e);
-		snprintf(c->note, sizeof(c->note), " (errno %d)", e.re_errno);
+		/* the CLIENT's last error: this call's only when its status says so */
+		if (e.re_status == RPC_VERSMISMATCH && c->st == RPC_VERSMISMATCH)
+			snprintf(c->note, sizeof(c->note), " (versions %u..%u)", (unsigned)e.re_vers.low,
+				 (unsigned)e.re_vers.high);
+		else
+			snprintf(c->note, sizeof(c->note), " (errno %d)", e.re_errno);
+		c->vers_ok = e.re_status != RPC_VERSMISMATCH || c->st != RPC_VERSMISMATCH ||
+			     (e.re_vers.low >= 1 && e.re_vers.low <= e.re_vers.high &&
+			      e.re_vers.high <= ERR_VERS_HIGH_MAX);
 	}
 	free(buf);
 	return NULL;
@@ -288,11 +302,12 @@ static bool run_step(CLIENT *cl, const char *step, uint32_t index)
 		bool good;
 
 		pthread_join(th[i], NULL);
-		good = stat_expected(c->expect, c->st) && (c->st != RPC_SUCCESS || c->data_ok);
+		good = stat_expected(c->expect, c->st) && (c->st != RPC_SUCCESS || c->data_ok) &&
+		       c->vers_ok;
 		printf("victim: step %u %s/%u: %s%s%s (expected %s)%s\n", index,
 		       proc_names[c->proc], c->n, stat_name(c->st),
 		       c->st == RPC_SUCCESS ? (c->data_ok ? ", data ok" : ", WRONG DATA") : "",
-		       c->note, c->expect, good ? "" : " FAIL");
+		       c->note, c->expect, good ? "" : c->vers_ok ? " FAIL" : " WRONG VERSIONS FAIL");
 		ok = ok && good;
 	}
 	return check_kept() && ok;
