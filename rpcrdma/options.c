@@ -48,6 +48,10 @@ static int options_check(const struct rpcrdma_options *o)
 	return 0;
 }
 
+_Static_assert(sizeof(struct rpcrdma_options) - RPCRDMA_OPTIONS_KNOWN_END <
+		       _Alignof(struct rpcrdma_options),
+	       "RPCRDMA_OPTIONS_KNOWN_END must be the end of the last option");
+
 /* Whether bytes [@from, @to) of @p are all zero. */
 static bool bytes_zero(const void *p, size_t from, size_t to)
 {
@@ -66,7 +70,7 @@ int rpcrdma_options_load(struct rpcrdma_options *out, const struct rpcrdma_optio
 		return 0;
 	if (o->size < RPCRDMA_OPTIONS_SIZE_V1 || o->size > RPCRDMA_STRUCT_SIZE_MAX)
 		return -EINVAL;
-	if (o->size > sizeof(*out) && !bytes_zero(o, sizeof(*out), o->size))
+	if (o->size > RPCRDMA_OPTIONS_KNOWN_END && !bytes_zero(o, RPCRDMA_OPTIONS_KNOWN_END, o->size))
 		return -E2BIG;
 	memcpy(out, o, o->size < sizeof(*out) ? o->size : sizeof(*out));
 	out->size = sizeof(*out);

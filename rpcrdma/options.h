@@ -19,6 +19,15 @@
 	(offsetof(struct rpcrdma_options, ulb) + sizeof(((struct rpcrdma_options *)0)->ulb))
 #define RPCRDMA_CONN_INFO_SIZE_V1                                                                  \
 	(offsetof(struct rpcrdma_conn_info, local_invalidations) + sizeof(uint64_t))
+/*
+ * Where this version's last option ends.  A later version's first field
+ * may go in the struct's tail padding (reply_batch ends at 76 of 80 on
+ * x86-64), so bytes from here on, not from sizeof, are the options this
+ * library does not know.  A field appended must end here: the assertion
+ * in options.c fails when one is appended and this is not moved.
+ */
+#define RPCRDMA_OPTIONS_KNOWN_END                                                                  \
+	(offsetof(struct rpcrdma_options, reply_batch) + sizeof(((struct rpcrdma_options *)0)->reply_batch))
 /* Larger sizes are taken for a size never set (stack garbage), not a later version. */
 #define RPCRDMA_STRUCT_SIZE_MAX 4096u
 
@@ -28,8 +37,9 @@
  * lacks keep their defaults.  Returns 0; -EINVAL when @o->size is
  * below the first version's or above RPCRDMA_STRUCT_SIZE_MAX, or a
  * value cannot work (sizes, credits,
- * timeouts); -E2BIG when a longer struct sets bytes past this
- * library's, options it does not know.
+ * timeouts); -E2BIG when @o sets bytes past this library's last
+ * option (RPCRDMA_OPTIONS_KNOWN_END, in the tail padding too), options
+ * it does not know.
  */
 int rpcrdma_options_load(struct rpcrdma_options *out, const struct rpcrdma_options *o);
 

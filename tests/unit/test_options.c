@@ -171,6 +171,21 @@ Test(options, a_longer_struct_is_taken_when_its_extra_options_are_zero)
 	cr_assert_eq(rpcrdma_options_load(&out, &n.o), -E2BIG);
 }
 
+/* A later version's first field may sit in this version's tail padding. */
+Test(options, an_option_in_the_tail_padding_is_refused)
+{
+	struct rpcrdma_options o, out;
+	unsigned char *b = (unsigned char *)&o;
+
+	cr_assert_lt(RPCRDMA_OPTIONS_KNOWN_END, sizeof(o), "no tail padding: nothing to test");
+	for (size_t at = RPCRDMA_OPTIONS_KNOWN_END; at < sizeof(o); at++) {
+		rpcrdma_options_init(&o);
+		cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
+		b[at] = 1;
+		cr_assert_eq(rpcrdma_options_load(&out, &o), -E2BIG, "a byte set at %zu", at);
+	}
+}
+
 Test(options, endpoint_parameters_follow_the_options)
 {
 	struct rpcrdma_options o;
