@@ -29,6 +29,7 @@
 #define CLNT_RECONNECT_PAUSE_MS 200
 #define CLNT_TIMEOUT_MAX_S (100ll * 365 * 86400) /* a longer timeout is taken as this */
 #define CLNT_AUTH_REFRESHES 2 /* as libtirpc's clnt_vc */
+#define CLNT_XDR_VOID ((xdrproc_t)(void (*)(void))xdr_void)
 
 static const struct clnt_ops clnt_rdma_ops;
 
@@ -428,7 +429,10 @@ static void clnt_rdma_set_err(struct rpcrdma_clnt *ct, const struct rpc_err *err
  * One call with a new XID.  The deadline is taken at the first attempt
  * (*@deadline is INT64_MIN until then), under the lock the call takes
  * anyway; a zero-timeout call has no other attempt (clnt_rdma_refresh
- * needs time left).  @err gets the call's error.
+ * needs time left).  @err gets the call's error.  No @xres is libtirpc's
+ * classic batching when the timeout is zero: RPC_SUCCESS once the call
+ * is sent, as clnt_vc returns; a reply that comes anyway is decoded as
+ * void (clnt_vc would call a NULL routine, with a timeout).
  */
 static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *args,
 					xdrproc_t xres, void *res, struct timeval tv,
@@ -453,9 +457,12 @@ static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xa
 	else if (st == RPC_SUCCESS && rpcrdma_now_ms() >= *deadline)
 		st = clnt_call_fail(c, RPC_TIMEDOUT, 0); /* the refresh used up the call's time */
 	if (st == RPC_SUCCESS)
-		st = clnt_rdma_run(ct, cl->cl_auth, c, xres, res, *deadline, &unlocked);
+		st = clnt_rdma_run(ct, cl->cl_auth, c, xres ? xres : CLNT_XDR_VOID, res, *deadline,
+				   &unlocked);
 	if (!unlocked)
 		clnt_rdma_unlock(ct);
+	if (!xres && c->batched && st == RPC_TIMEDOUT) /* sent: classic batching's success */
+		st = clnt_call_fail(c, RPC_SUCCESS, 0);
 	*err = c->err;
 	clnt_rdma_set_err(ct, err);
 	clnt_rdma_call_free(c);
@@ -752,12 +759,36 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 	return cl;
 }
 
+/*
+ * What a failed rpcbind lookup (@rc, rpcrdma_rpcb_lookup) tells the
+ * caller, every field set: nothing of an earlier failure may show.
+ * @rpcbind_err: the rpcbind call's own error, for -EIO.
+ */
+static CLIENT *clnt_rdma_lookup_fail(int rc, const struct rpc_err *rpcbind_err)
+{
+	switch (rc) {
+	case -EHOSTUNREACH:
+		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNHOST, EHOSTUNREACH);
+	case -ENOENT:
+		return clnt_rdma_create_fail(NULL, NULL, RPC_PROGNOTREGISTERED, ENOENT);
+	case -EINVAL: /* the registered universal address does not parse */
+		return clnt_rdma_create_fail(NULL, NULL, RPC_PMAPFAILURE, EINVAL);
+	case -EIO:
+		rpc_createerr.cf_stat = RPC_PMAPFAILURE;
+		rpc_createerr.cf_error = *rpcbind_err;
+		return NULL;
+	default:
+		return clnt_rdma_create_fail(NULL, NULL, RPC_SYSTEMERROR, -rc);
+	}
+}
+
 CLIENT *clnt_rdma_create(const char *host, rpcprog_t prog, rpcvers_t vers, const char *netid,
 			 const struct rpcrdma_options *o)
 {
 	static const char *const both[] = { RPCRDMA_NETID, RPCRDMA_NETID6 };
+	struct rpc_err kept_err = { .re_status = RPC_SUCCESS };
 	struct sockaddr_storage ss;
-	int family, rc = -EINVAL;
+	int family, kept = 0, rc;
 
 	if (netid && !rpcrdma_netid_family(netid, &family))
 		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNPROTO, EINVAL);
@@ -767,14 +798,14 @@ CLIENT *clnt_rdma_create(const char *host, rpcprog_t prog, rpcvers_t vers, const
 		rc = rpcrdma_rpcb_lookup(host, prog, vers, id, &ss);
 		if (!rc)
 			return clnt_rdma_tli_create((struct sockaddr *)&ss, prog, vers, o);
+		/* with both netids, the first failure unless rpcbind was not reached for it */
+		if (!kept || kept == -EHOSTUNREACH) {
+			kept = rc;
+			if (rc == -EIO)
+				kept_err = rpc_createerr.cf_error;
+		}
 		if (netid)
 			break;
 	}
-	if (rc == -EHOSTUNREACH)
-		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNHOST, EHOSTUNREACH);
-	if (rc == -ENOENT)
-		return clnt_rdma_create_fail(NULL, NULL, RPC_PROGNOTREGISTERED, ENOENT);
-	if (rpc_createerr.cf_stat == RPC_SUCCESS)
-		rpc_createerr.cf_stat = RPC_PMAPFAILURE;
-	return NULL;
+	return clnt_rdma_lookup_fail(kept, &kept_err);
 }

@@ -26,7 +26,9 @@
  *      it times out is woken then (not at its own timeout), replaces the
  *      connection and succeeds;
  *   7. zero-timeout calls (libtirpc's batching: sent, RPC_TIMEDOUT at
- *      once unless the reply is in already), 100 back to back from one
+ *      once unless the reply is in already; every other one without a
+ *      result routine, classic batching: RPC_SUCCESS once sent, as
+ *      libtirpc's clnt_vc returns), 100 back to back from one
  *      thread while 8 others keep calling on the same CLIENT (32
  *      credits), all reach the server, though they may find every
  *      credit taken and their Sends may queue behind another thread's
@@ -494,6 +496,18 @@ static void echo_batched(CLIENT *cl, const char *addr, const char *text)
 			   clnt_sperrno(st), clnt_sperrno(RPC_TIMEDOUT));
 }
 
+/* Classic batching: no result routine and a zero timeout is RPC_SUCCESS once sent (clnt_vc). */
+static void echo_batched_no_results(CLIENT *cl, const char *addr, const char *text)
+{
+	rdmatest_data arg = { (u_int)strlen(text), (char *)text };
+	enum clnt_stat st = clnt_call(cl, RDMATEST_ECHO, (xdrproc_t)xdr_rdmatest_data, (char *)&arg,
+				      NULL, NULL, (struct timeval){ 0, 0 });
+
+	if (st != RPC_SUCCESS)
+		check_fail("%s: zero-timeout ECHO \"%s\" without a result routine: %s, expected %s",
+			   addr, text, clnt_sperrno(st), clnt_sperrno(RPC_SUCCESS));
+}
+
 static unsigned int wait_seen(const _Atomic unsigned int *seen, unsigned int want, double seconds)
 {
 	for (double t0 = rdmatest_now(); *seen < want && rdmatest_now() - t0 < seconds;)
@@ -536,7 +550,10 @@ static void run_batched(const char *addr, unsigned int port)
 	/* back to back: a call that finds every credit taken waits for one */
 	for (unsigned int i = 0; i < BATCH_CALLS; i++) {
 		snprintf(text, sizeof(text), "batch-%u", i);
-		echo_batched(cl, addr, text);
+		if (i % 2)
+			echo_batched_no_results(cl, addr, text);
+		else
+			echo_batched(cl, addr, text);
 	}
 	pthread_join(th, NULL);
 	got = wait_seen(&batched_seen, base + BATCH_CALLS, 10) - base;
