@@ -60,11 +60,11 @@ FUZZ_BINS     := $(FUZZ_NAMES:%=$(B)/fuzz/fuzz-%)
 FUZZ_SECONDS       ?= 60
 CHECK_FUZZ_SECONDS ?= 10
 
-.PHONY: all lib deps need-pkgs check unit-tests asan-tests fuzz fuzz-check \
+.PHONY: all lib deps need-build-pkgs need-pkgs check unit-tests asan-tests fuzz fuzz-check \
         abi-check install uninstall clean
 all: lib
 
-lib: need-pkgs $(STATIC_LIB) $(SHARED_LIB)
+lib: need-build-pkgs $(STATIC_LIB) $(SHARED_LIB)
 
 # ---- dependencies -----------------------------------------------------------
 deps:
@@ -78,13 +78,19 @@ deps:
 	apt-get -o DPkg::Lock::Timeout=600 update -q && \
 	apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $$missing
 
-need-pkgs:
+# need-build-pkgs: what building the library and the demo needs (make
+# install); need-pkgs: that and what the tests and fuzzers need too.
+need-build-pkgs:
 	@command -v $(PKG_CONFIG) >/dev/null || { echo "error: '$(PKG_CONFIG)' not found; run 'make deps' (Debian: pkg-config)" >&2; exit 1; }
-	@for p in $(PKGS) criterion; do \
+	@for p in $(PKGS); do \
 	  $(PKG_CONFIG) --exists $$p || { \
 	    echo "error: pkg-config cannot find '$$p'; run 'make deps' (Debian: $$p-dev)" >&2; exit 1; }; \
 	done
 	@command -v rpcgen >/dev/null || { echo "error: 'rpcgen' not found; run 'make deps' (Debian: rpcsvc-proto)" >&2; exit 1; }
+
+need-pkgs: need-build-pkgs
+	@$(PKG_CONFIG) --exists criterion || { \
+	  echo "error: pkg-config cannot find 'criterion'; run 'make deps' (Debian: libcriterion-dev)" >&2; exit 1; }
 	@command -v $(CLANG) >/dev/null || { echo "error: '$(CLANG)' not found; run 'make deps' (Debian: clang)" >&2; exit 1; }
 	@test -f "$$($(CLANG) -print-file-name=libclang_rt.fuzzer-x86_64.a)" || \
 	  { echo "error: libFuzzer runtime not found; run 'make deps' (Debian: libclang-rt-14-dev)" >&2; exit 1; }
@@ -132,17 +138,20 @@ $(GEN)/asan/%_xdr.o: $(GEN)/%_xdr.c $(GEN)/%.h
 # and fuzz targets (UNIT_EXTRA_SRCS, UNIT_EXTRA_CFLAGS).
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
-$(UNIT_BIN): $(UNIT_SRCS) $(STATIC_LIB) $(GEN)/obj/rdmatest_xdr.o tests/unit/*.h
+# rpcgen XDR the unit tests and fuzz targets link: the test program's, and NFSv3's (the demo's procedures)
+UNIT_XDR := rdmatest nfs3
+
+$(UNIT_BIN): $(UNIT_SRCS) $(STATIC_LIB) $(UNIT_XDR:%=$(GEN)/obj/%_xdr.o) tests/unit/*.h
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(UNIT_EXTRA_SRCS) $(GEN)/obj/rdmatest_xdr.o $(STATIC_LIB) $(PKG_LIBS) $(CRIT_LIBS) -o $@
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(UNIT_EXTRA_SRCS) $(UNIT_XDR:%=$(GEN)/obj/%_xdr.o) $(STATIC_LIB) $(PKG_LIBS) $(CRIT_LIBS) -o $@
 
 $(B)/asan/%.o: %.c $(LIB_HDRS)
 	@mkdir -p $(@D)
 	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-$(ASAN_UNIT_BIN): $(UNIT_SRCS) $(ASAN_OBJS) $(GEN)/asan/rdmatest_xdr.o tests/unit/*.h
+$(ASAN_UNIT_BIN): $(UNIT_SRCS) $(ASAN_OBJS) $(UNIT_XDR:%=$(GEN)/asan/%_xdr.o) tests/unit/*.h
 	@mkdir -p $(@D)
-	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(UNIT_EXTRA_SRCS) $(GEN)/asan/rdmatest_xdr.o $(ASAN_OBJS) $(PKG_LIBS) $(CRIT_LIBS) -o $@
+	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(UNIT_EXTRA_SRCS) $(UNIT_XDR:%=$(GEN)/asan/%_xdr.o) $(ASAN_OBJS) $(PKG_LIBS) $(CRIT_LIBS) -o $@
 
 unit-tests: need-pkgs $(UNIT_BIN)
 	$(UNIT_BIN) --jobs 2
@@ -162,9 +171,9 @@ $(GEN)/fuzz/%_xdr.o: $(GEN)/%_xdr.c $(GEN)/%.h
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(GEN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-$(B)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) $(GEN)/fuzz/rdmatest_xdr.o
+$(B)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) $(UNIT_XDR:%=$(GEN)/fuzz/%_xdr.o)
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $< $(UNIT_EXTRA_SRCS) $(FUZZ_OBJS) $(GEN)/fuzz/rdmatest_xdr.o $(PKG_LIBS) -o $@
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $< $(UNIT_EXTRA_SRCS) $(FUZZ_OBJS) $(UNIT_XDR:%=$(GEN)/fuzz/%_xdr.o) $(PKG_LIBS) -o $@
 
 # Each target runs from its seed corpus (read-only) with new inputs kept in build/.
 fuzz: need-pkgs $(FUZZ_BINS)
@@ -194,7 +203,7 @@ install: lib
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf librpcrdma.so.$(VERSION) $(DESTDIR)$(LIBDIR)/librpcrdma.so.$(SOVERSION)
 	ln -sf librpcrdma.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/librpcrdma.so
-	for h in $(PUBLIC_HDRS); do install -D -m 644 $$h $(DESTDIR)$(INCDIR)/rpcrdma/$$h; done
+	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCDIR)/rpcrdma/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' rpcrdma/rpcrdma.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/rpcrdma.pc
 

@@ -22,8 +22,7 @@ demo: deps
 	@echo "demo: booting a VM with soft-iWARP and the kernel NFS server (tests/vm/vmrun --rdma siw --nfsd)"
 	@VMRUN_DIR=$(VM_DIR) tests/vm/vmrun --rdma siw --nfsd --timeout $(DEMO_TIMEOUT) -- nfs-client-demo/demo-guest
 
-install-demo: deps
-	@$(MAKE) --no-print-directory demo-bin
+install-demo: demo-bin
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 755 $(B)/bin/nfs-client-demo $(DESTDIR)$(BINDIR)/
 
