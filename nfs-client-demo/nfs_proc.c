@@ -9,6 +9,21 @@
 
 #define XDR_VOID ((xdrproc_t)(void (*)(void))xdr_void)
 
+void nfs_fh_to_xdr(const struct nfs_fh *fh, nfs_fh3 *x)
+{
+	x->data.data_len = fh->len;
+	x->data.data_val = (char *)fh->data;
+}
+
+bool nfs_fh_from_xdr(struct nfs_fh *fh, const nfs_fh3 *x)
+{
+	if (x->data.data_len == 0 || x->data.data_len > NFS3_FHSIZE)
+		return false;
+	fh->len = x->data.data_len;
+	memcpy(fh->data, x->data.data_val, fh->len);
+	return true;
+}
+
 static CLIENT *client(struct nfs_session *s, CLIENT *cl)
 {
 	return cl ? cl : s->clnt;
@@ -16,7 +31,7 @@ static CLIENT *client(struct nfs_session *s, CLIENT *cl)
 
 struct nfs_status nfs3_call(struct nfs_session *s, CLIENT *cl, rpcproc_t proc, xdrproc_t xa,
 			    const void *args, xdrproc_t xr, void *res, size_t res_size,
-			    const nfsstat3 *status)
+			    nfsstat3 *status)
 {
 	enum clnt_stat cs;
 
@@ -28,11 +43,15 @@ struct nfs_status nfs3_call(struct nfs_session *s, CLIENT *cl, rpcproc_t proc, x
 	return !status || *status == NFS3_OK ? nfs_ok() : nfs_err(*status);
 }
 
+/*
+ * Always: a reply that failed to decode partway holds what was decoded
+ * before, and @res was zeroed before the call, so what was not reached
+ * is NULL, which XDR_FREE passes over.
+ */
 struct nfs_status nfs3_release(struct nfs_session *s, CLIENT *cl, xdrproc_t xr, void *res,
 			       struct nfs_status st)
 {
-	if (st.kind != NFS_STATUS_RPC)
-		clnt_freeres(client(s, cl), xr, res);
+	clnt_freeres(client(s, cl), xr, res);
 	return st;
 }
 
@@ -160,6 +179,8 @@ struct nfs_status nfs3_read(struct nfs_session *s, CLIENT *cl, const struct nfs_
 	/* Set up above (not zeroed); nothing to release: the data is in @buf. */
 	st = nfs3_call(s, cl, NFSPROC3_READ, (xdrproc_t)xdr_READ3args, &a,
 		       (xdrproc_t)xdr_read_reply, &r, 0, &r.status);
+	if (!nfs_failed(st) && count && !r.len && !r.eof)
+		st = nfs_err(NFS3ERR_IO); /* no data and no eof: no progress (Linux's client: EIO) */
 	if (!nfs_failed(st)) {
 		*got = r.len;
 		*eof = r.eof;

@@ -16,14 +16,15 @@
 /*
  * nfs3_call - one call whose decoded reply stays in @res (its first
  * @res_size bytes zeroed first) until nfs3_release(): ok or the server's
- * status (read from @status, the reply's nfsstat3), or the RPC failure,
+ * status (read from @status, the reply's nfsstat3, inside @res: not const,
+ * since the call writes it), or the RPC failure,
  * when nothing is held.
  * NFS3_CALL(s, cl, proc, GETATTR3, &args, &res) names the rpcgen routines.
  */
 struct nfs_status nfs3_call(struct nfs_session *s, CLIENT *cl, rpcproc_t proc, xdrproc_t xa,
 			    const void *args, xdrproc_t xr, void *res, size_t res_size,
-			    const nfsstat3 *status);
-/* nfs3_release - free what nfs3_call() decoded; returns @st. */
+			    nfsstat3 *status);
+/* nfs3_release - free what nfs3_call() decoded, a reply cut short too; returns @st. */
 struct nfs_status nfs3_release(struct nfs_session *s, CLIENT *cl, xdrproc_t xr, void *res,
 			       struct nfs_status st);
 
@@ -45,8 +46,9 @@ struct nfs_status nfs3_fsstat(struct nfs_session *s, const struct nfs_fh *root, 
 /*
  * nfs3_read - READ up to @count bytes at @offset into @buf (capacity
  * @count): the data is decoded straight into @buf, and a reply carrying
- * more than @count bytes fails to decode (RPC_CANTDECODERES).  *@got and
- * *@eof tell what came.
+ * more than @count bytes fails to decode (RPC_CANTDECODERES), and one with
+ * no data and no eof is NFS3ERR_IO (it would make no progress).  *@got
+ * and *@eof tell what came.
  */
 struct nfs_status nfs3_read(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
 			    uint64_t offset, uint32_t count, void *buf, uint32_t *got, bool *eof);

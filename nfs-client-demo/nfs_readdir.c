@@ -2,11 +2,19 @@
  * nfs_readdir: walks a directory with READDIR or READDIRPLUS, cookie by
  * cookie, until the server says eof.  A reply of @count bytes does not fit
  * the RDMA inline size: the binding (nfs3_ulb.c) bounds it by count, so
- * the transport offers a reply chunk for it.
+ * the transport offers a reply chunk for it; over TCP nothing does, so
+ * the replies are decoded by nfs_dirlist.c, at most the entries @count
+ * bytes can hold.  A server whose cookies come back to one it gave
+ * before would have us walk in a circle: every cookie we resume from is
+ * remembered, and a repeat is NFS3ERR_BAD_COOKIE.
  */
 #include "nfs_proc.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "nfs_dirlist.h"
 
 struct dir_cursor {
 	cookie3 cookie;
@@ -14,7 +22,32 @@ struct dir_cursor {
 	bool eof;
 	bool stop;
 	uint64_t entries;
+	cookie3 *resumed; /* every cookie a page was asked from, 0 (the start) first */
+	size_t nresumed, cap;
 };
+
+/* Remember @cookie as one a page is asked from; false if it was before, or no memory. */
+static bool cursor_resume(struct dir_cursor *c, cookie3 cookie, struct nfs_status *st)
+{
+	cookie3 *grown;
+
+	for (size_t i = 0; i < c->nresumed; i++)
+		if (c->resumed[i] == cookie) {
+			*st = nfs_err(NFS3ERR_BAD_COOKIE);
+			return false;
+		}
+	if (c->nresumed == c->cap) {
+		grown = realloc(c->resumed, (c->cap ? 2 * c->cap : 64) * sizeof(*grown));
+		if (!grown) {
+			*st = nfs_local_err(ENOMEM);
+			return false;
+		}
+		c->resumed = grown;
+		c->cap = c->cap ? 2 * c->cap : 64;
+	}
+	c->resumed[c->nresumed++] = cookie;
+	return true;
+}
 
 static void readdir_page(const READDIR3resok *ok, struct dir_cursor *c,
 			 bool (*fn)(const struct nfs_dirent *, void *), void *ctx)
@@ -53,17 +86,20 @@ static struct nfs_status page(struct nfs_session *s, const struct nfs_fh *dir, u
 			      bool (*fn)(const struct nfs_dirent *, void *), void *ctx)
 {
 	READDIR3args a;
-	READDIR3res r;
+	struct nfs_readdir_reply r;
 	struct nfs_status st;
 
 	nfs_fh_to_xdr(dir, &a.dir);
 	a.cookie = c->cookie;
 	memcpy(a.cookieverf, c->verf, sizeof(a.cookieverf));
 	a.count = count;
-	st = NFS3_CALL(s, NULL, NFSPROC3_READDIR, READDIR3, &a, &r);
+	memset(&r, 0, sizeof(r));
+	r.max_entries = nfs_dirlist_max_entries(count);
+	st = nfs3_call(s, NULL, NFSPROC3_READDIR, (xdrproc_t)xdr_READDIR3args, &a,
+		       (xdrproc_t)xdr_nfs_readdir_reply, &r, 0, &r.res.status);
 	if (!nfs_failed(st))
-		readdir_page(&r.READDIR3res_u.resok, c, fn, ctx);
-	return NFS3_RELEASE(s, NULL, READDIR3, &r, st);
+		readdir_page(&r.res.READDIR3res_u.resok, c, fn, ctx);
+	return nfs3_release(s, NULL, (xdrproc_t)xdr_nfs_readdir_reply, &r, st);
 }
 
 static struct nfs_status page_plus(struct nfs_session *s, const struct nfs_fh *dir,
@@ -71,7 +107,7 @@ static struct nfs_status page_plus(struct nfs_session *s, const struct nfs_fh *d
 				   bool (*fn)(const struct nfs_dirent *, void *), void *ctx)
 {
 	READDIRPLUS3args a;
-	READDIRPLUS3res r;
+	struct nfs_readdirplus_reply r;
 	struct nfs_status st;
 
 	nfs_fh_to_xdr(dir, &a.dir);
@@ -79,10 +115,13 @@ static struct nfs_status page_plus(struct nfs_session *s, const struct nfs_fh *d
 	memcpy(a.cookieverf, c->verf, sizeof(a.cookieverf));
 	a.dircount = count / 4;
 	a.maxcount = count;
-	st = NFS3_CALL(s, NULL, NFSPROC3_READDIRPLUS, READDIRPLUS3, &a, &r);
+	memset(&r, 0, sizeof(r));
+	r.max_entries = nfs_dirlist_max_entries(count);
+	st = nfs3_call(s, NULL, NFSPROC3_READDIRPLUS, (xdrproc_t)xdr_READDIRPLUS3args, &a,
+		       (xdrproc_t)xdr_nfs_readdirplus_reply, &r, 0, &r.res.status);
 	if (!nfs_failed(st))
-		readdirplus_page(&r.READDIRPLUS3res_u.resok, c, fn, ctx);
-	return NFS3_RELEASE(s, NULL, READDIRPLUS3, &r, st);
+		readdirplus_page(&r.res.READDIRPLUS3res_u.resok, c, fn, ctx);
+	return nfs3_release(s, NULL, (xdrproc_t)xdr_nfs_readdirplus_reply, &r, st);
 }
 
 struct nfs_status nfs3_readdir(struct nfs_session *s, const struct nfs_fh *dir, bool plus,
@@ -90,21 +129,23 @@ struct nfs_status nfs3_readdir(struct nfs_session *s, const struct nfs_fh *dir, 
 			       void *ctx)
 {
 	struct dir_cursor c;
-	struct nfs_status st;
+	struct nfs_status st = nfs_ok();
 
 	memset(&c, 0, sizeof(c));
 	while (!c.eof && !c.stop) {
 		uint64_t before = c.entries;
-		cookie3 from = c.cookie;
 
+		if (!cursor_resume(&c, c.cookie, &st))
+			break;
 		st = plus ? page_plus(s, dir, count, &c, fn, ctx) : page(s, dir, count, &c, fn, ctx);
 		if (nfs_failed(st))
-			return st;
-		/* A server whose pages do not move the cookie on would make us loop forever. */
-		if (c.entries == before && !c.eof)
-			return nfs_err(NFS3ERR_TOOSMALL);
-		if (!c.eof && !c.stop && c.cookie == from)
-			return nfs_err(NFS3ERR_BAD_COOKIE);
+			break;
+		/* A page with nothing in it and no eof would be asked for again and again. */
+		if (c.entries == before && !c.eof) {
+			st = nfs_err(NFS3ERR_TOOSMALL);
+			break;
+		}
 	}
-	return nfs_ok();
+	free(c.resumed);
+	return st;
 }

@@ -19,21 +19,6 @@
 #include "nfs_proc.h"
 #include "rpcrdma/rpcrdma.h"
 
-void nfs_fh_to_xdr(const struct nfs_fh *fh, nfs_fh3 *x)
-{
-	x->data.data_len = fh->len;
-	x->data.data_val = (char *)fh->data;
-}
-
-bool nfs_fh_from_xdr(struct nfs_fh *fh, const nfs_fh3 *x)
-{
-	if (x->data.data_len == 0 || x->data.data_len > NFS3_FHSIZE)
-		return false;
-	fh->len = x->data.data_len;
-	memcpy(fh->data, x->data.data_val, fh->len);
-	return true;
-}
-
 static AUTH *session_auth(const struct nfs_session *s)
 {
 	char host[256] = "localhost";

@@ -95,6 +95,7 @@ struct nfs_status nfs_lookup_path(struct nfs_session *s, const char *path, struc
 struct nfs_status nfs_lookup_parent(struct nfs_session *s, const char *path, struct nfs_node *dir,
 				    char *name);
 
+/* A handle as XDR (pointing into @fh), and back: false for a length 0 or above NFS3_FHSIZE (nfs_proc.c). */
 void nfs_fh_to_xdr(const struct nfs_fh *fh, nfs_fh3 *x);
 bool nfs_fh_from_xdr(struct nfs_fh *fh, const nfs_fh3 *x);
 

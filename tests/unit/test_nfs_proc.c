@@ -1,0 +1,268 @@
+/*
+ * nfs-client-demo's procedures (nfs_proc.c, nfs_readdir.c) against a
+ * scripted server: a CLIENT whose call asks the test's answer function
+ * for the reply, encodes it and decodes it with the caller's routine,
+ * as a transport would.  What a hostile or broken server can make of
+ * READ and READDIR.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nfs_dirlist.h"
+#include "nfs_proc.h"
+
+struct script {
+	/* Encode the reply to @proc with @args into @x; false: the call fails to send. */
+	bool (*answer)(struct script *sc, rpcproc_t proc, const void *args, XDR *x);
+	unsigned int calls;
+	uint32_t pages;          /* READDIR pages answered */
+	char *buf;
+	u_int cap;
+};
+
+static enum clnt_stat script_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *args,
+				  xdrproc_t xres, void *res, struct timeval tv)
+{
+	struct script *sc = (struct script *)cl->cl_private;
+	XDR x;
+
+	(void)xargs;
+	(void)tv;
+	sc->calls++;
+	xdrmem_create(&x, sc->buf, sc->cap, XDR_ENCODE);
+	if (!sc->answer(sc, proc, args, &x))
+		return RPC_CANTSEND;
+	xdrmem_create(&x, sc->buf, xdr_getpos(&x), XDR_DECODE);
+	return xres(&x, res) ? RPC_SUCCESS : RPC_CANTDECODERES;
+}
+
+static bool_t script_freeres(CLIENT *cl, xdrproc_t xres, void *res)
+{
+	(void)cl;
+	xdr_free(xres, res);
+	return TRUE;
+}
+
+static const struct clnt_ops script_ops = {
+	.cl_call = script_call,
+	.cl_freeres = script_freeres,
+};
+
+struct rig {
+	struct script sc;
+	CLIENT cl;
+	struct nfs_session s;
+	struct nfs_fh dir;
+};
+
+static void rig_init(struct rig *r, bool (*answer)(struct script *, rpcproc_t, const void *, XDR *))
+{
+	memset(r, 0, sizeof(*r));
+	r->sc.answer = answer;
+	r->sc.cap = 1u << 20;
+	r->sc.buf = malloc(r->sc.cap);
+	cr_assert_not_null(r->sc.buf);
+	r->cl.cl_ops = (struct clnt_ops *)&script_ops;
+	r->cl.cl_private = (char *)&r->sc;
+	r->s.clnt = &r->cl;
+	r->s.tv = (struct timeval){ 1, 0 };
+	r->dir.len = 4;
+	memcpy(r->dir.data, "dir!", 4);
+}
+
+static void rig_destroy(struct rig *r)
+{
+	free(r->sc.buf);
+}
+
+/* ---- READ -------------------------------------------------------------------------------- */
+
+/* READ3resok's wire form: status, no attributes, count, eof, the data. */
+static bool read_reply(XDR *x, uint32_t count, bool_t eof, const char *data)
+{
+	nfsstat3 st = NFS3_OK;
+	bool_t no_attr = FALSE;
+	char *p = (char *)data;
+	u_int len = count;
+
+	return xdr_nfsstat3(x, &st) && xdr_bool(x, &no_attr) && xdr_u_int32_t(x, &count) &&
+	       xdr_bool(x, &eof) && xdr_bytes(x, &p, &len, count);
+}
+
+static bool answer_read_nothing(struct script *sc, rpcproc_t proc, const void *args, XDR *x)
+{
+	(void)sc;
+	(void)args;
+	return proc == NFSPROC3_READ && read_reply(x, 0, FALSE, "");
+}
+
+static bool answer_read_eof(struct script *sc, rpcproc_t proc, const void *args, XDR *x)
+{
+	(void)sc;
+	(void)args;
+	return proc == NFSPROC3_READ && read_reply(x, 3, TRUE, "abc");
+}
+
+Test(nfs_proc, a_read_of_nothing_without_eof_is_an_io_error)
+{
+	struct rig r;
+	char buf[16];
+	uint32_t got = 99;
+	bool eof = true;
+	struct nfs_status st;
+
+	rig_init(&r, answer_read_nothing);
+	st = nfs3_read(&r.s, NULL, &r.dir, 0, sizeof(buf), buf, &got, &eof);
+	cr_assert_eq(st.kind, NFS_STATUS_NFS);
+	cr_assert_eq(st.code, NFS3ERR_IO);
+	rig_destroy(&r);
+	rig_init(&r, answer_read_eof);
+	st = nfs3_read(&r.s, NULL, &r.dir, 0, sizeof(buf), buf, &got, &eof);
+	cr_assert(!nfs_failed(st));
+	cr_assert_eq(got, 3);
+	cr_assert(eof);
+	cr_assert_eq(memcmp(buf, "abc", 3), 0);
+	rig_destroy(&r);
+}
+
+/* ---- READDIR ----------------------------------------------------------------------------- */
+
+/*
+ * A page of two entries from @from: cookies from the script's @cookies
+ * table, page by page; eof after @last_page (never if 0).
+ */
+static const cookie3 *page_cookies;
+static uint32_t last_page;
+
+static bool answer_readdir(struct script *sc, rpcproc_t proc, const void *args, XDR *x)
+{
+	struct nfs_readdir_reply r;
+	entry3 e[2];
+	char names[2][8];
+	uint32_t page = sc->pages++;
+
+	(void)args;
+	if (proc != NFSPROC3_READDIR)
+		return false;
+	memset(&r, 0, sizeof(r));
+	memset(e, 0, sizeof(e));
+	for (int i = 0; i < 2; i++) {
+		snprintf(names[i], sizeof(names[i]), "p%ue%d", page, i);
+		e[i].name = names[i];
+		e[i].fileid = page * 2u + (uint32_t)i;
+		e[i].cookie = page_cookies[page * 2u + (uint32_t)i];
+	}
+	e[0].nextentry = &e[1];
+	r.res.READDIR3res_u.resok.reply.entries = e;
+	r.res.READDIR3res_u.resok.reply.eof = last_page && page + 1 == last_page;
+	return xdr_nfs_readdir_reply(x, &r);
+}
+
+static bool count_entry(const struct nfs_dirent *d, void *ctx)
+{
+	(void)d;
+	(*(unsigned int *)ctx)++;
+	return true;
+}
+
+static struct nfs_status walk(const cookie3 *cookies, uint32_t pages, unsigned int *entries,
+			      unsigned int *calls)
+{
+	struct rig r;
+	struct nfs_status st;
+
+	page_cookies = cookies;
+	last_page = pages;
+	*entries = 0;
+	rig_init(&r, answer_readdir);
+	st = nfs3_readdir(&r.s, &r.dir, false, 4096, count_entry, entries);
+	*calls = r.sc.calls;
+	rig_destroy(&r);
+	return st;
+}
+
+Test(nfs_proc, readdir_walks_every_page_until_eof)
+{
+	static const cookie3 cookies[] = { 1, 2, 3, 4, 5, 6 };
+	unsigned int entries, calls;
+	struct nfs_status st = walk(cookies, 3, &entries, &calls);
+
+	cr_assert(!nfs_failed(st));
+	cr_assert_eq(entries, 6);
+	cr_assert_eq(calls, 3);
+}
+
+/* A server whose cookies come back to one it gave: once round the circle, then BAD_COOKIE. */
+Test(nfs_proc, readdir_cookies_that_come_back_are_refused)
+{
+	static const cookie3 back_to_start[] = { 1, 2, 3, 0, 1, 2, 3, 0 };
+	static const cookie3 back_to_first[] = { 5, 6, 7, 8, 9, 6, 7, 8 };
+	static const cookie3 standing[] = { 1, 2, 1, 2, 1, 2 };
+	unsigned int entries, calls;
+	struct nfs_status st;
+
+	st = walk(back_to_start, 0, &entries, &calls);
+	cr_assert_eq(st.kind, NFS_STATUS_NFS);
+	cr_assert_eq(st.code, NFS3ERR_BAD_COOKIE);
+	cr_assert_eq(calls, 2, "the page that returns to cookie 0 is the last asked for");
+	st = walk(back_to_first, 0, &entries, &calls);
+	cr_assert_eq(st.code, NFS3ERR_BAD_COOKIE);
+	cr_assert_eq(calls, 3);
+	st = walk(standing, 0, &entries, &calls);
+	cr_assert_eq(st.code, NFS3ERR_BAD_COOKIE);
+	cr_assert_eq(calls, 2);
+}
+
+/* An entry that does not decode (a name longer than NFS3_MAXNAMLEN) frees the ones before it. */
+static bool answer_bad_name(struct script *sc, rpcproc_t proc, const void *args, XDR *x)
+{
+	static char longname[NFS3_MAXNAMLEN + 2];
+	struct nfs_readdir_reply r;
+	entry3 e[50];
+
+	(void)sc;
+	(void)args;
+	if (proc != NFSPROC3_READDIR)
+		return false;
+	memset(longname, 'x', sizeof(longname) - 1);
+	memset(&r, 0, sizeof(r));
+	memset(e, 0, sizeof(e));
+	for (int i = 0; i < 50; i++) {
+		e[i].name = (char *)(i == 49 ? longname : "ok");
+		e[i].cookie = (uint64_t)i + 1;
+		e[i].nextentry = i < 49 ? &e[i + 1] : NULL;
+	}
+	r.res.READDIR3res_u.resok.reply.entries = e;
+	/* xdr_filename3 refuses to encode the long name: write its length and bytes by hand */
+	{
+		nfsstat3 st = NFS3_OK;
+		bool_t f = FALSE, t = TRUE;
+		cookieverf3 verf = { 0 };
+		char *p = longname;
+		u_int len = (u_int)strlen(longname);
+
+		if (!xdr_nfsstat3(x, &st) || !xdr_bool(x, &f) || !xdr_opaque(x, verf, sizeof(verf)))
+			return false;
+		for (int i = 0; i < 49; i++)
+			if (!xdr_bool(x, &t) || !xdr_fileid3(x, &e[i].fileid) ||
+			    !xdr_filename3(x, &e[i].name) || !xdr_cookie3(x, &e[i].cookie))
+				return false;
+		return xdr_bool(x, &t) && xdr_fileid3(x, &e[49].fileid) &&
+		       xdr_bytes(x, &p, &len, sizeof(longname));
+	}
+}
+
+Test(nfs_proc, a_readdir_reply_cut_by_a_bad_entry_leaks_nothing)
+{
+	struct rig r;
+	unsigned int entries = 0;
+	struct nfs_status st;
+
+	rig_init(&r, answer_bad_name);
+	st = nfs3_readdir(&r.s, &r.dir, false, 4096, count_entry, &entries);
+	cr_assert_eq(st.kind, NFS_STATUS_RPC);
+	cr_assert_eq(st.code, RPC_CANTDECODERES);
+	cr_assert_eq(entries, 0, "no entry of a reply that did not decode is passed on");
+	rig_destroy(&r);
+}
