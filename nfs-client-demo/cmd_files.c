@@ -242,8 +242,11 @@ int cmd_df(struct cli *c, const struct cli_command *cmd)
 	if (nfs_failed(st))
 		return cli_fail(c, c->s->what, st);
 	used = fs.tbytes > fs.fbytes ? fs.tbytes - fs.fbytes : 0;
-	/* As df(1): used / (used + available), rounded up. */
-	pct = used + fs.abytes ? (used * 100 + used + fs.abytes - 1) / (used + fs.abytes) : 0;
+	/* As df(1): used / (used + available), rounded up; 128 bits: a server's sizes may be any */
+	__extension__ typedef unsigned __int128 u128;
+	u128 whole = (u128)used + fs.abytes;
+
+	pct = whole ? (uint64_t)(((u128)used * 100 + whole - 1) / whole) : 0;
 	printf("%-20s %15s %15s %15s %4s %12s %12s\n", "Export", "Size", "Used", "Avail", "Use%",
 	       "Files", "Ifree");
 	printf("%-20s %15llu %15llu %15llu %3llu%% %12llu %12llu\n", c->s->what,

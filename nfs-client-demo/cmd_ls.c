@@ -71,19 +71,37 @@ static void ls_free(struct ls_list *l)
 	free(l->v);
 }
 
-static void print_long(struct cli *c, const char *name, const fattr3 *a, const struct nfs_fh *fh)
+/*
+ * One line of ls -l.  A link whose target cannot be read is listed with
+ * "?" and reported, as GNU ls does ("cannot read symbolic link").
+ * Returns NFS_EXIT_OK or the exit status of that failure.
+ */
+static int print_long(struct cli *c, const char *name, const fattr3 *a, const struct nfs_fh *fh)
 {
-	char mode[11], when[32], target[NFS3_MAXPATHLEN + 1] = "";
+	char mode[11], when[32], target[NFS3_MAXPATHLEN + 1] = "", buf[256];
 	time_t t = (time_t)a->mtime.seconds;
+	struct nfs_status st = nfs_ok();
 	struct tm tm;
 
 	cli_mode_string(a->type, a->mode, mode);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M", gmtime_r(&t, &tm));
-	if (a->type == NF3LNK && fh && nfs_failed(nfs3_readlink(c->s, NULL, fh, target)))
+	if (a->type == NF3LNK && fh)
+		st = nfs3_readlink(c->s, NULL, fh, target);
+	if (nfs_failed(st)) {
 		snprintf(target, sizeof(target), "?");
+		cli_msg("cannot read symbolic link %s: %s", name,
+			nfs_status_message(st, buf, sizeof(buf)));
+	}
 	printf("%s %3u %5u %5u %12llu %s %s%s%s\n", mode, a->nlink, a->uid, a->gid,
 	       (unsigned long long)a->size, when, name, a->type == NF3LNK ? " -> " : "",
 	       a->type == NF3LNK ? target : "");
+	return nfs_failed(st) ? (int)nfs_status_exit(st) : NFS_EXIT_OK;
+}
+
+/* The worse of two exit statuses: an RPC failure over an NFS error. */
+static int exit_worse(int a, int b)
+{
+	return a > b ? a : b;
 }
 
 /* READDIRPLUS may leave out an entry's attributes or handle: LOOKUP it. */
@@ -119,7 +137,8 @@ static int list_dir(struct cli *c, const char *path, const struct nfs_node *dir,
 		return cli_fail(c, path, st);
 	}
 	qsort(l.v, l.n, sizeof(l.v[0]), by_name);
-	for (size_t i = 0; i < l.n; i++) {
+	/* an entry gone meanwhile is reported and the rest listed, as ls does; not past a failed call */
+	for (size_t i = 0; i < l.n && rc != NFS_EXIT_RPC; i++) {
 		struct ls_entry *e = &l.v[i];
 
 		if (!long_list) {
@@ -127,10 +146,10 @@ static int list_dir(struct cli *c, const char *path, const struct nfs_node *dir,
 			continue;
 		}
 		st = complete_entry(c, &dir->fh, e);
-		if (nfs_failed(st)) /* removed meanwhile: report and go on, as ls does */
-			rc = cli_fail(c, e->name, st);
+		if (nfs_failed(st))
+			rc = exit_worse(rc, cli_fail(c, e->name, st));
 		else
-			print_long(c, e->name, &e->attr, &e->fh);
+			rc = exit_worse(rc, print_long(c, e->name, &e->attr, &e->fh));
 	}
 	ls_free(&l);
 	return rc;
@@ -147,8 +166,7 @@ int cmd_ls(struct cli *c, const struct cli_command *cmd)
 	if (n.attr.type == NF3DIR)
 		return list_dir(c, path, &n, cmd->long_list);
 	if (cmd->long_list)
-		print_long(c, path, &n.attr, &n.fh);
-	else
-		printf("%s\n", path);
+		return print_long(c, path, &n.attr, &n.fh);
+	printf("%s\n", path);
 	return NFS_EXIT_OK;
 }

@@ -4,8 +4,11 @@
  * touching the network, so usage errors never leave a mount behind, then
  * opens the session, runs one command and closes it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +59,32 @@ static void usage(FILE *f)
 		NFS_SESSION_IO_MAX);
 }
 
-static int usage_error(const char *fmt, const char *arg)
+static void try_help(void)
 {
+	fprintf(stderr, "Try '" CLI_NAME " --help' for more information.\n");
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
 	fputs(CLI_NAME ": ", stderr);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry '" CLI_NAME " --help' for more information.\n");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	try_help();
 	return NFS_EXIT_USAGE;
+}
+
+/* Standard output flushed; a failed write is a failure, as in coreutils ("write error"). */
+static bool stdout_flushed(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return true;
+	cli_msg("write error: %s", strerror(errno));
+	return false;
 }
 
 static bool parse_number(const char *s, unsigned long min, unsigned long max, unsigned long *out)
@@ -69,7 +92,7 @@ static bool parse_number(const char *s, unsigned long min, unsigned long max, un
 	char *end;
 	unsigned long v;
 
-	if (!*s || *s == '-' || *s == '+')
+	if (!isdigit((unsigned char)*s)) /* strtoul would take a sign or leading blanks */
 		return false;
 	errno = 0;
 	v = strtoul(s, &end, 10);
@@ -97,7 +120,7 @@ static int parse_bench(int argc, char **argv, struct cli_command *cmd)
 	unsigned long v;
 
 	if (argc < 1)
-		return usage_error("bench: missing kind (read, write or getattr)%s", "");
+		return usage_error("bench: missing kind (read, write or getattr)");
 	cmd->bench_kind = argv[0];
 	if (strcmp(argv[0], "read") && strcmp(argv[0], "write") && strcmp(argv[0], "getattr"))
 		return usage_error("bench: unknown kind '%s' (read, write or getattr)", argv[0]);
@@ -146,9 +169,9 @@ static int parse_command(int argc, char **argv, struct cli_command *cmd)
 	}
 	if (!strcmp(name, "ln")) {
 		if (!argc || strcmp(argv[0], "-s"))
-			return usage_error("ln: only symbolic links are supported: ln -s TARGET PATH%s", "");
+			return usage_error("ln: only symbolic links are supported: ln -s TARGET PATH");
 		if (argc != 3)
-			return usage_error("ln: expected -s TARGET PATH%s", "");
+			return usage_error("ln: expected -s TARGET PATH");
 		cmd->arg[0] = argv[1];
 		cmd->arg[1] = argv[2];
 		cmd->run = cmd_ln;
@@ -162,7 +185,7 @@ static int parse_command(int argc, char **argv, struct cli_command *cmd)
 		if (argc < commands[i].nargs)
 			return usage_error("%s: missing operand", name);
 		if (argc > commands[i].nargs)
-			return usage_error("%s: extra operand", name);
+			return usage_error("%s: extra operand '%s'", name, argv[commands[i].nargs]);
 		for (int k = 0; k < argc; k++)
 			cmd->arg[k] = argv[k];
 		cmd->run = commands[i].run;
@@ -237,8 +260,8 @@ int main(int argc, char **argv)
 	unsigned long v;
 	int opt, rc;
 
-	opterr = 0; /* getopt would name argv[0], a path; messages name the program */
-	while ((opt = getopt_long(argc, argv, "+:vj:h", long_options, NULL)) != -1) {
+	argv[0] = (char *)CLI_NAME; /* getopt's own messages name the program, not its path */
+	while ((opt = getopt_long(argc, argv, "+vj:h", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'v': c.verbose = true; break;
 		case 'j':
@@ -265,29 +288,25 @@ int main(int argc, char **argv)
 			cfg.retry = true;
 			break;
 		case OPT_NO_PROGRESS: c.progress = false; break;
-		case 'h': usage(stdout); return NFS_EXIT_OK;
-		case OPT_VERSION: puts(VERSION_TEXT); return NFS_EXIT_OK;
-		case ':':
-			return usage_error("option '%s' requires an argument", argv[optind - 1]);
-		default:
-			if (optopt)
-				fprintf(stderr, CLI_NAME ": invalid option -- '%c'\n", optopt);
-			else
-				fprintf(stderr, CLI_NAME ": unrecognized option '%s'\n", argv[optind - 1]);
-			fprintf(stderr, "Try '" CLI_NAME " --help' for more information.\n");
+		case 'h':
+			usage(stdout);
+			return stdout_flushed() ? NFS_EXIT_OK : NFS_EXIT_FAILED;
+		case OPT_VERSION:
+			puts(VERSION_TEXT);
+			return stdout_flushed() ? NFS_EXIT_OK : NFS_EXIT_FAILED;
+		default: /* getopt said what was wrong */
+			try_help();
 			return NFS_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc)
-		return usage_error("missing URL%s", "");
+		return usage_error("missing URL");
 	err = nfs_url_parse(argv[optind], &cfg.url);
 	if (err) {
-		fprintf(stderr, CLI_NAME ": invalid URL '%s': %s\n", argv[optind], err);
-		fprintf(stderr, "Try '" CLI_NAME " --help' for more information.\n");
-		return NFS_EXIT_USAGE;
+		return usage_error("invalid URL '%s': %s", argv[optind], err);
 	}
 	if (optind + 1 >= argc)
-		return usage_error("missing command%s", "");
+		return usage_error("missing command");
 	rc = parse_command(argc - optind - 1, argv + optind + 1, &cmd);
 	if (rc != NFS_EXIT_OK)
 		return rc;
@@ -303,9 +322,7 @@ int main(int argc, char **argv)
 		rc = cmd.run(&c, &cmd);
 	}
 	nfs_session_close(&s);
-	if (fflush(stdout) || ferror(stdout)) {
-		cli_msg("write error: %s", strerror(errno));
+	if (!stdout_flushed())
 		rc = rc ? rc : NFS_EXIT_FAILED;
-	}
 	return rc;
 }
