@@ -227,15 +227,25 @@ struct nfs_status nfs_session_open(struct nfs_session *s, const struct nfs_sessi
 	return nfs_ok();
 }
 
+/*
+ * UMNT only tidies the server's list of mounts (rmtab): a server that
+ * stopped answering has already cost the command its timeout, so the
+ * UMNT waits SESSION_UMNT_WAIT_S at most, not --timeout again.
+ */
+#define SESSION_UMNT_WAIT_S 5
+
 void nfs_session_close(struct nfs_session *s)
 {
 	const char *path = s->cfg.url.export_path;
+	struct timeval tv = s->tv;
 
+	if (tv.tv_sec >= SESSION_UMNT_WAIT_S)
+		tv = (struct timeval){ SESSION_UMNT_WAIT_S, 0 };
 	destroy_client(s->clnt);
 	s->clnt = NULL;
 	if (s->mnt && s->root.len)
 		clnt_call(s->mnt, MOUNTPROC3_UMNT, (xdrproc_t)xdr_dirpath, (char *)&path,
-			  (xdrproc_t)(void (*)(void))xdr_void, NULL, s->tv);
+			  (xdrproc_t)(void (*)(void))xdr_void, NULL, tv);
 	destroy_client(s->mnt);
 	s->mnt = NULL;
 }
