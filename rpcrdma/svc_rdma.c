@@ -543,6 +543,7 @@ static int svc_rdma_conn_epoll(struct svc_rdma_conn *c)
 static int svc_rdma_conn_setup(struct svc_rdma_listener *ls, struct svc_rdma_conn *c)
 {
 	const struct sockaddr *peer = rpcrdma_ep_peer_addr(c->ep);
+	const struct sockaddr *local = rpcrdma_ep_local_addr(c->ep);
 	int rc = svc_rdma_conn_epoll(c);
 
 	if (rc)
@@ -569,9 +570,12 @@ static int svc_rdma_conn_setup(struct svc_rdma_listener *ls, struct svc_rdma_con
 		c->xprt.xp_addrlen = (int)sockaddr_len(peer);
 		c->xprt.xp_rtaddr = (struct netbuf){ sizeof(c->raddr), sockaddr_len(peer), &c->raddr };
 	}
+	/* as svc_vc's getsockname(): the address the client connected to, not a wildcard */
 	c->laddr = ls->laddr;
-	c->xprt.xp_ltaddr = ls->xprt.xp_ltaddr;
-	c->xprt.xp_ltaddr.buf = &c->laddr;
+	if (local && (local->sa_family == AF_INET || local->sa_family == AF_INET6))
+		memcpy(&c->laddr, local, sockaddr_len(local));
+	c->xprt.xp_ltaddr = (struct netbuf){ sizeof(c->laddr),
+					     sockaddr_len((struct sockaddr *)&c->laddr), &c->laddr };
 	c->xprt.xp_port = ls->xprt.xp_port;
 	return 0;
 }

@@ -737,6 +737,11 @@ const struct sockaddr *rpcrdma_ep_peer_addr(const struct rpcrdma_ep *ep)
 	return rdma_get_peer_addr(ep->id);
 }
 
+const struct sockaddr *rpcrdma_ep_local_addr(const struct rpcrdma_ep *ep)
+{
+	return rdma_get_local_addr(ep->id);
+}
+
 
 int rpcrdma_ep_cm_fd(const struct rpcrdma_ep *ep)
 {

@@ -123,6 +123,8 @@ void rpcrdma_listener_destroy(struct rpcrdma_listener *l);
 const struct rpcrdma_ep_info *rpcrdma_ep_info(const struct rpcrdma_ep *ep);
 struct ibv_pd *rpcrdma_ep_pd(const struct rpcrdma_ep *ep);
 const struct sockaddr *rpcrdma_ep_peer_addr(const struct rpcrdma_ep *ep);
+/* The connection's own address: on a wildcard listener's connection, the address it came to. */
+const struct sockaddr *rpcrdma_ep_local_addr(const struct rpcrdma_ep *ep);
 
 /* CLOCK_MONOTONIC in milliseconds: the clock of every deadline here. */
 int64_t rpcrdma_now_ms(void);

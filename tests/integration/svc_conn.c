@@ -18,7 +18,9 @@
  * - once the client destroys its CLIENT, the server destroys the
  *   connection's transport (its fd leaves svc_pollfd) within a second;
  * - a listener on the wildcard address registered with svc_rdma_reg()
- *   is found by rpcrdma_rpcb_lookup() and clnt_rdma_create() at ADDR.
+ *   is found by rpcrdma_rpcb_lookup() and clnt_rdma_create() at ADDR,
+ *   and its connection's xp_ltaddr is ADDR and the port, not the
+ *   wildcard (svc_vc's is the accepted socket's own address).
  *
  *   svc_conn PROVIDER ADDR     (run by svc_conn.test)
  *
@@ -142,10 +144,19 @@ static void info_words(SVCXPRT *xprt, uint32_t *w)
 	w[16] = ci.traffic_class;
 }
 
+/* A wildcard listener's connection's xp_ltaddr, as its NULL call saw it. */
+static struct sockaddr_storage wild_local;
+static unsigned int wild_local_len;
+
 static void test_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 {
 	uint32_t w[INFO_WORDS];
 
+	if (rq->rq_prog == WILD_PROG && xprt->xp_ltaddr.buf &&
+	    xprt->xp_ltaddr.len <= sizeof(wild_local)) {
+		memcpy(&wild_local, xprt->xp_ltaddr.buf, xprt->xp_ltaddr.len);
+		wild_local_len = xprt->xp_ltaddr.len;
+	}
 	if (rq->rq_proc == NULLPROC) {
 		svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
 	} else if (rq->rq_proc == PROC_INFO) {
@@ -428,6 +439,10 @@ static void check_wildcard(const struct server *s, const char *host)
 	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
 				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
 		    RPC_SUCCESS, "NULL through clnt_rdma_create() to the wildcard listener");
+	if (wild_local_len != salen(&want) || memcmp(&wild_local, &want, salen(&want)))
+		fail("the wildcard listener's connection: xp_ltaddr is not the address connected to");
+	pass("the wildcard listener's connection: xp_ltaddr is %s port %u, as svc_vc's", host,
+	     s->wild->xp_port);
 	if (clnt_rdma_getinfo(cl, &ci))
 		fail("clnt_rdma_getinfo failed");
 	if (ci.iwarp ? ci.ack_timeout != 0 : !ci.ack_timeout)
