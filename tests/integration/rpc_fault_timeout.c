@@ -500,8 +500,9 @@ static void echo_batched(CLIENT *cl, const char *addr, const char *text)
 static void echo_batched_no_results(CLIENT *cl, const char *addr, const char *text)
 {
 	rdmatest_data arg = { (u_int)strlen(text), (char *)text };
+	struct timeval zero = { 0, 0 };
 	enum clnt_stat st = clnt_call(cl, RDMATEST_ECHO, (xdrproc_t)xdr_rdmatest_data, (char *)&arg,
-				      NULL, NULL, (struct timeval){ 0, 0 });
+				      NULL, NULL, zero);
 
 	if (st != RPC_SUCCESS)
 		check_fail("%s: zero-timeout ECHO \"%s\" without a result routine: %s, expected %s",
