@@ -15,17 +15,21 @@
 struct list_kind {
 	size_t size;        /* of one entry */
 	size_t next_offset; /* of its pointer to the next */
-	xdrproc_t fields;   /* its fields, the pointer to the next excepted */
+	bool_t (*fields)(XDR *x, void *entry); /* its fields, the pointer to the next excepted */
 };
 
-static bool_t xdr_entry3_fields(XDR *x, entry3 *e)
+static bool_t xdr_entry3_fields(XDR *x, void *entry)
 {
+	entry3 *e = entry;
+
 	return xdr_fileid3(x, &e->fileid) && xdr_filename3(x, &e->name) &&
 	       xdr_cookie3(x, &e->cookie);
 }
 
-static bool_t xdr_entryplus3_fields(XDR *x, entryplus3 *e)
+static bool_t xdr_entryplus3_fields(XDR *x, void *entry)
 {
+	entryplus3 *e = entry;
+
 	return xdr_fileid3(x, &e->fileid) && xdr_filename3(x, &e->name) &&
 	       xdr_cookie3(x, &e->cookie) && xdr_post_op_attr(x, &e->name_attributes) &&
 	       xdr_post_op_fh3(x, &e->name_handle);
@@ -34,13 +38,13 @@ static bool_t xdr_entryplus3_fields(XDR *x, entryplus3 *e)
 static const struct list_kind entry3_kind = {
 	.size = sizeof(entry3),
 	.next_offset = offsetof(entry3, nextentry),
-	.fields = (xdrproc_t)xdr_entry3_fields,
+	.fields = xdr_entry3_fields,
 };
 
 static const struct list_kind entryplus3_kind = {
 	.size = sizeof(entryplus3),
 	.next_offset = offsetof(entryplus3, nextentry),
-	.fields = (xdrproc_t)xdr_entryplus3_fields,
+	.fields = xdr_entryplus3_fields,
 };
 
 static void *link_get(const void *at)
@@ -69,8 +73,10 @@ static bool_t list_decode(XDR *x, void *head, uint32_t max, const struct list_ki
 	for (uint32_t n = 0;; n++) {
 		if (!xdr_bool(x, &more))
 			return FALSE;
-		if (!more)
+		if (!more) {
+			link_set(at, NULL);
 			return TRUE;
+		}
 		if (n == max || !(e = calloc(1, k->size)))
 			return FALSE;
 		link_set(at, e); /* linked before its fields: freed with the list if they fail */

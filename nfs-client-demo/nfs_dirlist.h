@@ -34,8 +34,10 @@ uint32_t nfs_dirlist_max_entries(uint32_t count);
 
 /*
  * XDR routines for the two replies (encode, decode, free).  Decoding
- * fails on more than max_entries entries; what was decoded before a
- * failure stays in the list, for XDR_FREE (clnt_freeres) to free.
+ * allocates every entry anew, so the reply must not hold a list (zero
+ * it first, as nfs3_call does); it fails on more than max_entries
+ * entries, and what was decoded before a failure stays in the list, for
+ * XDR_FREE (clnt_freeres) to free.
  */
 bool_t xdr_nfs_readdir_reply(XDR *x, struct nfs_readdir_reply *r);
 bool_t xdr_nfs_readdirplus_reply(XDR *x, struct nfs_readdirplus_reply *r);

@@ -17,8 +17,8 @@
  * nfs3_call - one call whose decoded reply stays in @res (its first
  * @res_size bytes zeroed first) until nfs3_release(): ok or the server's
  * status (read from @status, the reply's nfsstat3, inside @res: not const,
- * since the call writes it), or the RPC failure,
- * when nothing is held.
+ * since the call writes it), or the RPC failure; nfs3_release() in every
+ * case (a reply that failed to decode partway holds what it decoded).
  * NFS3_CALL(s, cl, proc, GETATTR3, &args, &res) names the rpcgen routines.
  */
 struct nfs_status nfs3_call(struct nfs_session *s, CLIENT *cl, rpcproc_t proc, xdrproc_t xa,

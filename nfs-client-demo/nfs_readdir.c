@@ -6,7 +6,7 @@
  * the replies are decoded by nfs_dirlist.c, at most the entries @count
  * bytes can hold.  A server whose cookies come back to one it gave
  * before would have us walk in a circle: every cookie we resume from is
- * remembered, and a repeat is NFS3ERR_BAD_COOKIE.
+ * remembered (a hash set), and a repeat is NFS3ERR_BAD_COOKIE.
  */
 #include "nfs_proc.h"
 
@@ -22,31 +22,70 @@ struct dir_cursor {
 	bool eof;
 	bool stop;
 	uint64_t entries;
-	cookie3 *resumed; /* every cookie a page was asked from, 0 (the start) first */
+	/* every cookie a page was asked from: a hash set, 0 marking a free slot */
+	cookie3 *resumed;
 	size_t nresumed, cap;
+	bool resumed_zero; /* the walk's start, kept apart from the slots */
 };
+
+static uint64_t cookie_hash(cookie3 v)
+{
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdull;
+	return v ^ (v >> 33);
+}
+
+static int cookies_grow(struct dir_cursor *c);
+
+/* Add @v: 0, 1 if it was there already, -ENOMEM. */
+static int cookies_add(struct dir_cursor *c, cookie3 v)
+{
+	size_t i;
+
+	if (!v) {
+		if (c->resumed_zero)
+			return 1;
+		c->resumed_zero = true;
+		return 0;
+	}
+	if (2 * (c->nresumed + 1) > c->cap && cookies_grow(c))
+		return -ENOMEM;
+	for (i = cookie_hash(v) & (c->cap - 1); c->resumed[i]; i = (i + 1) & (c->cap - 1))
+		if (c->resumed[i] == v)
+			return 1;
+	c->resumed[i] = v;
+	c->nresumed++;
+	return 0;
+}
+
+/* Twice the slots (a power of two), every cookie placed again. */
+static int cookies_grow(struct dir_cursor *c)
+{
+	size_t old_cap = c->cap, cap = c->cap ? 2 * c->cap : 64;
+	cookie3 *old = c->resumed, *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	c->resumed = slots;
+	c->cap = cap;
+	c->nresumed = 0;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i])
+			(void)cookies_add(c, old[i]); /* a quarter full at most: no growth */
+	free(old);
+	return 0;
+}
 
 /* Remember @cookie as one a page is asked from; false if it was before, or no memory. */
 static bool cursor_resume(struct dir_cursor *c, cookie3 cookie, struct nfs_status *st)
 {
-	cookie3 *grown;
+	int rc = cookies_add(c, cookie);
 
-	for (size_t i = 0; i < c->nresumed; i++)
-		if (c->resumed[i] == cookie) {
-			*st = nfs_err(NFS3ERR_BAD_COOKIE);
-			return false;
-		}
-	if (c->nresumed == c->cap) {
-		grown = realloc(c->resumed, (c->cap ? 2 * c->cap : 64) * sizeof(*grown));
-		if (!grown) {
-			*st = nfs_local_err(ENOMEM);
-			return false;
-		}
-		c->resumed = grown;
-		c->cap = c->cap ? 2 * c->cap : 64;
-	}
-	c->resumed[c->nresumed++] = cookie;
-	return true;
+	if (rc == 1)
+		*st = nfs_err(NFS3ERR_BAD_COOKIE);
+	else if (rc)
+		*st = nfs_local_err(ENOMEM);
+	return rc == 0;
 }
 
 static void readdir_page(const READDIR3resok *ok, struct dir_cursor *c,

@@ -50,7 +50,7 @@ static int options_check(const struct rpcrdma_options *o)
 
 _Static_assert(sizeof(struct rpcrdma_options) - RPCRDMA_OPTIONS_KNOWN_END <
 		       _Alignof(struct rpcrdma_options),
-	       "RPCRDMA_OPTIONS_KNOWN_END must be the end of the last option");
+	       "RPCRDMA_OPTIONS_KNOWN_END must be the end of the last option (options.h)");
 
 /* Whether bytes [@from, @to) of @p are all zero. */
 static bool bytes_zero(const void *p, size_t from, size_t to)

@@ -23,8 +23,9 @@
  * Where this version's last option ends.  A later version's first field
  * may go in the struct's tail padding (reply_batch ends at 76 of 80 on
  * x86-64), so bytes from here on, not from sizeof, are the options this
- * library does not know.  A field appended must end here: the assertion
- * in options.c fails when one is appended and this is not moved.
+ * library does not know.  A field appended must be named here (the
+ * struct says so at its end); the assertion in options.c catches only
+ * an append that makes the struct longer.
  */
 #define RPCRDMA_OPTIONS_KNOWN_END                                                                  \
 	(offsetof(struct rpcrdma_options, reply_batch) + sizeof(((struct rpcrdma_options *)0)->reply_batch))

@@ -116,6 +116,7 @@ struct rpcrdma_options {
 	 * reply is posted as it is made.
 	 */
 	uint32_t reply_batch;
+	/* a field appended here moves RPCRDMA_OPTIONS_KNOWN_END (options.h) to its end */
 };
 
 #define RPCRDMA_REPLY_BATCH_MAX 8u

@@ -214,6 +214,24 @@ Test(nfs_proc, readdir_cookies_that_come_back_are_refused)
 	cr_assert_eq(calls, 2);
 }
 
+/* Thousands of pages of new cookies (the set grows), then one that was given long before. */
+Test(nfs_proc, readdir_a_repeat_after_many_pages_is_refused)
+{
+	enum { PAGES = 5000 };
+	static cookie3 cookies[2 * PAGES + 2];
+	unsigned int entries, calls;
+	struct nfs_status st;
+
+	for (uint32_t i = 0; i < 2 * PAGES; i++)
+		cookies[i] = (cookie3)i * 0x9e3779b97f4a7c15ull + 1; /* spread over the hash */
+	cookies[2 * PAGES] = 99;
+	cookies[2 * PAGES + 1] = cookies[1]; /* the resume cookie of page 1 */
+	st = walk(cookies, 0, &entries, &calls);
+	cr_assert_eq(st.code, NFS3ERR_BAD_COOKIE);
+	cr_assert_eq(calls, PAGES + 1);
+	cr_assert_eq(entries, 2 * PAGES + 2);
+}
+
 /* An entry that does not decode (a name longer than NFS3_MAXNAMLEN) frees the ones before it. */
 static bool answer_bad_name(struct script *sc, rpcproc_t proc, const void *args, XDR *x)
 {
