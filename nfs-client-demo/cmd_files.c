@@ -134,8 +134,7 @@ int cmd_cat(struct cli *c, const struct cli_command *cmd)
 			st = write_all(STDOUT_FILENO, buf, got);
 		if (nfs_failed(st))
 			break;
-		eof = eof || got == 0;
-		off += got;
+		off += got; /* nothing without eof is an error (nfs3_read) */
 	}
 	free(buf);
 	if (st.kind == NFS_STATUS_LOCAL)

@@ -117,7 +117,7 @@ static struct nfs_status get_range(struct transfer *t, CLIENT *cl, char *buf, ui
 		record(t, st, got);
 		off += got;
 		len -= got;
-		if (len && (eof || got == 0)) {
+		if (len && eof) { /* nothing without eof is an error (nfs3_read) */
 			pthread_mutex_lock(&t->lock);
 			if (off < t->eof_at)
 				t->eof_at = off;
