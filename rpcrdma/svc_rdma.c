@@ -152,7 +152,7 @@ static void svc_rdma_ccp(struct svc_rdma_conn *c, const struct rpc_msg *call)
 	r.rm_reply.rp_stat = MSG_ACCEPTED;
 	r.acpted_rply.ar_verf = _null_auth;
 	r.acpted_rply.ar_results.where = NULL;
-	r.acpted_rply.ar_results.proc = (xdrproc_t)(void (*)(void))xdr_void;
+	r.acpted_rply.ar_results.proc = RPCRDMA_XDR_VOID;
 	if (call->rm_call.cb_vers != RPCRDMA_CCP_VERSION) {
 		r.acpted_rply.ar_stat = PROG_MISMATCH;
 		r.acpted_rply.ar_vers.low = RPCRDMA_CCP_VERSION;
@@ -713,15 +713,22 @@ bool_t svc_rdma_reg(SVCXPRT *listener, rpcprog_t prog, rpcvers_t vers,
 		    void (*dispatch)(struct svc_req *, SVCXPRT *), const struct rpcrdma_ulb *ulb)
 {
 	struct svc_rdma_listener *ls;
+	size_t i;
 
 	if (!listener || listener->xp_ops != &svc_rdma_listener_ops)
 		return FALSE;
 	ls = listener->xp_p1;
-	if (ls->ulbs.n == SVC_RDMA_MAX_ULBS || !svc_reg(listener, prog, vers, dispatch, NULL))
+	for (i = 0; i < ls->ulbs.n; i++)
+		if (ls->ulbs.e[i].prog == prog && ls->ulbs.e[i].vers == vers)
+			break;
+	if (i == SVC_RDMA_MAX_ULBS || !svc_reg(listener, prog, vers, dispatch, NULL))
 		return FALSE;
-	ls->ulbs.e[ls->ulbs.n].prog = prog;
-	ls->ulbs.e[ls->ulbs.n].vers = vers;
-	ls->ulbs.e[ls->ulbs.n++].ulb = ulb;
+	/* Again for a pair (a retry after rpcbind failed) replaces its binding. */
+	ls->ulbs.e[i].prog = prog;
+	ls->ulbs.e[i].vers = vers;
+	ls->ulbs.e[i].ulb = ulb;
+	if (i == ls->ulbs.n)
+		ls->ulbs.n++;
 	rpcrdma_rpcb_unset(prog, vers, ls->netid);
 	return rpcrdma_rpcb_set(prog, vers, ls->netid, (struct sockaddr *)&ls->laddr) == 0;
 }

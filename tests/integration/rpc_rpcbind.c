@@ -2,6 +2,9 @@
  * rpc_rpcbind: rpcrdma's listeners registered with the real rpcbind.
  * A server thread serves the rdmatest program on an IPv4 and an IPv6
  * RDMA listener (svc_rdma_create + svc_rdma_reg).  Then:
+ *   0. svc_rdma_reg() of the same program and version again, more times
+ *      than a listener holds bindings (a server retrying after an
+ *      rpcbind failure), succeeds each time;
  *   1. `rpcinfo` (RPCBPROC_DUMP) lists program 536871321 version 1 with
  *      netid rdma at the IPv4 listener's universal address and netid
  *      rdma6 at the IPv6 one, and nothing else for it;
@@ -191,6 +194,17 @@ static void check_not_found(const char *host, const char *netid)
 		clnt_destroy(cl);
 }
 
+/* Each svc_rdma_reg() of a pair replaces its binding; the listener's 8 do not run out. */
+static void check_reregistered(SVCXPRT *x)
+{
+	unsigned int ok = 0, tries = 9;
+
+	for (unsigned int i = 0; i < tries; i++)
+		ok += svc_rdma_reg(x, RDMATEST_PROG, RDMATEST_V1, counting_dispatch, &rdmatest_ulb);
+	check(ok == tries, "svc_rdma_reg of %#x v%u again succeeded %u times of %u", RDMATEST_PROG,
+	      RDMATEST_V1, ok, tries);
+}
+
 int main(int argc, char **argv)
 {
 	char uaddr4[64], uaddr6[64];
@@ -203,7 +217,10 @@ int main(int argc, char **argv)
 	rdmatest_raise_memlock();
 	x4 = rdmatest_listen(PROG, argv[2], NULL, counting_dispatch);
 	x6 = rdmatest_listen(PROG, argv[3], NULL, counting_dispatch);
-	if (!x4 || !x6 || !rdmatest_start_server(PROG))
+	if (!x4 || !x6)
+		return 1;
+	check_reregistered(x4);
+	if (!rdmatest_start_server(PROG))
 		return 1;
 	uaddr_of(argv[2], x4->xp_port, uaddr4, sizeof(uaddr4));
 	uaddr_of(argv[3], x6->xp_port, uaddr6, sizeof(uaddr6));
