@@ -29,7 +29,6 @@
 #define CLNT_RECONNECT_PAUSE_MS 200
 #define CLNT_TIMEOUT_MAX_S (100ll * 365 * 86400) /* a longer timeout is taken as this */
 #define CLNT_AUTH_REFRESHES 2 /* as libtirpc's clnt_vc */
-#define CLNT_XDR_VOID ((xdrproc_t)(void (*)(void))xdr_void)
 
 static const struct clnt_ops clnt_rdma_ops;
 
@@ -366,6 +365,8 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t de
 	enum clnt_stat st;
 	bool lost, unanswered, unlocked = false;
 
+	if (!none) /* libtirpc's one AUTH, NULL only if its first allocation failed */
+		return -ENOMEM;
 	rpcrdma_ccp_client_init(&cn->ccp_state);
 	cn->ccp_pending = true;
 	cn->inline_send = cn->ccp_state.inline_send;
@@ -457,7 +458,7 @@ static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xa
 	else if (st == RPC_SUCCESS && rpcrdma_now_ms() >= *deadline)
 		st = clnt_call_fail(c, RPC_TIMEDOUT, 0); /* the refresh used up the call's time */
 	if (st == RPC_SUCCESS)
-		st = clnt_rdma_run(ct, cl->cl_auth, c, xres ? xres : CLNT_XDR_VOID, res, *deadline,
+		st = clnt_rdma_run(ct, cl->cl_auth, c, xres ? xres : RPCRDMA_XDR_VOID, res, *deadline,
 				   &unlocked);
 	if (!unlocked)
 		clnt_rdma_unlock(ct);
@@ -747,7 +748,8 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 		return clnt_rdma_create_fail(ct, NULL, RPC_SYSTEMERROR, ENOMEM);
 	}
 	cl->cl_netid = strdup(addr->sa_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6);
-	if (!cl->cl_netid)
+	cl->cl_auth = authnone_create();
+	if (!cl->cl_netid || !cl->cl_auth)
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, ENOMEM);
 	rc = clnt_conn_open(ct, INT64_MAX, &ct->conn);
 	if (rc)
@@ -755,7 +757,6 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 	ct->connects = 1;
 	cl->cl_ops = (struct clnt_ops *)&clnt_rdma_ops; /* libtirpc declares it non-const */
 	cl->cl_private = ct;
-	cl->cl_auth = authnone_create();
 	return cl;
 }
 
