@@ -75,7 +75,7 @@ static uint32_t clnt_rdma_wrapped_cap(xdrproc_t xargs, void *args, uint32_t max_
 	unsigned long size = xdr_sizeof(xargs, args);
 
 	/* 0 also when the routine fails in xdr_sizeof's stream: it cannot seek */
-	if (!size && xargs != (xdrproc_t)(void (*)(void))xdr_void)
+	if (!size && xargs != RPCRDMA_XDR_VOID)
 		return max_rpc_size;
 	return cap_u64((uint64_t)size + CLNT_CALL_HDR_MAX + RPCRDMA_AUTH_WRAP_MAX, max_rpc_size);
 }
@@ -355,7 +355,7 @@ static enum clnt_stat clnt_rdma_results(AUTH *auth, struct clnt_rdma_call *c, co
 	}
 	msg.acpted_rply.ar_verf = _null_auth;
 	msg.acpted_rply.ar_results.where = NULL;
-	msg.acpted_rply.ar_results.proc = (xdrproc_t)(void (*)(void))xdr_void;
+	msg.acpted_rply.ar_results.proc = RPCRDMA_XDR_VOID;
 	xdrmem_create(&x, (char *)(uintptr_t)body, blen, XDR_DECODE);
 	if (!xdr_replymsg(&x, &msg) || msg.rm_xid != c->xid)
 		return clnt_call_fail(c, RPC_CANTDECODERES, EPROTO);

@@ -17,6 +17,7 @@
 #include <rpc/rpcb_prot.h>
 
 #include "rpcrdma/netconfig.h"
+#include "rpcrdma/transport.h"
 
 static const struct timeval rpcb_timeout = { .tv_sec = 10, .tv_usec = 0 };
 
@@ -186,7 +187,7 @@ int rpcrdma_rpcb_lookup(const char *host, rpcprog_t prog, rpcvers_t vers,
 	clnt = remote_rpcbind(host, family);
 	if (!clnt)
 		return -EHOSTUNREACH;
-	st = clnt_call(clnt, RPCBPROC_DUMP, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+	st = clnt_call(clnt, RPCBPROC_DUMP, RPCRDMA_XDR_VOID, NULL,
 		       (xdrproc_t)xdr_rpcblist_ptr, (char *)&list, rpcb_timeout);
 	if (st != RPC_SUCCESS) {
 		rpc_createerr.cf_stat = RPC_PMAPFAILURE;

@@ -139,7 +139,7 @@ static bool svc_rdma_marshal(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAU
 	if (!c->stage)
 		return false;
 	if (success) {
-		msg->acpted_rply.ar_results.proc = (xdrproc_t)(void (*)(void))xdr_void;
+		msg->acpted_rply.ar_results.proc = RPCRDMA_XDR_VOID;
 		msg->acpted_rply.ar_results.where = NULL;
 	}
 	xdrmem_create(&x, (char *)c->stage, c->opts.max_rpc_size, XDR_ENCODE);

@@ -25,6 +25,9 @@
 /* The RPC reply header: xid, REPLY, MSG_ACCEPTED, verifier (up to MAX_AUTH_BYTES), accept_stat. */
 #define RPCRDMA_REPLY_HDR_MAX  (24u + MAX_AUTH_BYTES)
 
+/* libtirpc declares xdr_void without parameters: the one cast to an xdrproc_t. */
+#define RPCRDMA_XDR_VOID ((xdrproc_t)(void (*)(void))xdr_void)
+
 /* The binding of @proc in @ulb, or NULL (also for a NULL @ulb). */
 const struct rpcrdma_ulb_proc *rpcrdma_ulb_proc_find(const struct rpcrdma_ulb *ulb,
 						     rpcproc_t proc);
