@@ -39,6 +39,16 @@ struct cli_command {
  */
 int cli_fail(const struct cli *c, const char *path, struct nfs_status st);
 
+/*
+ * cli_output_failed - a write of the program's own output failed with
+ * @err.  SIGPIPE is blocked from the start (main), so that a TCP
+ * connection the server reset (libtirpc writes to it with write()) fails
+ * an RPC instead of ending the process.  A broken pipe on the output
+ * itself (EPIPE) still ends the process by SIGPIPE, as it ends cat;
+ * returns if SIGPIPE is ignored or @err is another error.
+ */
+void cli_output_failed(int err);
+
 /* "nfs-client-demo: " + the formatted text + newline, to stderr. */
 void cli_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

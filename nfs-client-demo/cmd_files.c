@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,18 @@ void cli_msg(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void cli_output_failed(int err)
+{
+	sigset_t set;
+
+	if (err != EPIPE)
+		return;
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	raise(SIGPIPE); /* pending while blocked, delivered when unblocked */
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 int cli_fail(const struct cli *c, const char *path, struct nfs_status st)
@@ -137,8 +150,10 @@ int cmd_cat(struct cli *c, const struct cli_command *cmd)
 		off += got; /* nothing without eof is an error (nfs3_read) */
 	}
 	free(buf);
-	if (st.kind == NFS_STATUS_LOCAL)
+	if (st.kind == NFS_STATUS_LOCAL) {
+		cli_output_failed(st.code);
 		return cli_fail(c, "write error", st);
+	}
 	return nfs_failed(st) ? cli_fail(c, cmd->arg[0], st) : NFS_EXIT_OK;
 }
 

@@ -137,8 +137,11 @@ static int list_dir(struct cli *c, const char *path, const struct nfs_node *dir,
 		return cli_fail(c, path, st);
 	}
 	qsort(l.v, l.n, sizeof(l.v[0]), by_name);
-	/* an entry gone meanwhile is reported and the rest listed, as ls does; not past a failed call */
-	for (size_t i = 0; i < l.n && rc != NFS_EXIT_RPC; i++) {
+	/*
+	 * An entry gone meanwhile is reported and the rest listed, as ls
+	 * does; not past a failed call, nor past broken output (main says).
+	 */
+	for (size_t i = 0; i < l.n && rc != NFS_EXIT_RPC && !ferror(stdout); i++) {
 		struct ls_entry *e = &l.v[i];
 
 		if (!long_list) {

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -83,8 +84,19 @@ static bool stdout_flushed(void)
 {
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return true;
+	cli_output_failed(errno);
 	cli_msg("write error: %s", strerror(errno));
 	return false;
+}
+
+/* Before any thread: each inherits it (cli_output_failed says why). */
+static void block_sigpipe(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
 static bool parse_number(const char *s, unsigned long min, unsigned long max, unsigned long *out)
@@ -261,6 +273,7 @@ int main(int argc, char **argv)
 	int opt, rc;
 
 	argv[0] = (char *)CLI_NAME; /* getopt's own messages name the program, not its path */
+	block_sigpipe();
 	while ((opt = getopt_long(argc, argv, "+vj:h", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'v': c.verbose = true; break;
