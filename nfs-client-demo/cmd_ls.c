@@ -124,11 +124,23 @@ static struct nfs_status complete_entry(struct cli *c, const struct nfs_fh *dir,
 	return st;
 }
 
+/*
+ * A printf just failed and stdio dropped what it held, so main's last
+ * flush would find nothing to say: the error is reported here, once.
+ */
+static int output_failed(const struct cli *c, int err)
+{
+	cli_output_failed(err);
+	clearerr(stdout);
+	return cli_fail(c, "write error", nfs_local_err(err));
+}
+
 static int list_dir(struct cli *c, const char *path, const struct nfs_node *dir, bool long_list)
 {
 	struct ls_list l = { NULL, 0, 0, false };
 	struct nfs_status st = nfs3_readdir(c->s, &dir->fh, long_list, LS_REPLY_BYTES, ls_collect, &l);
-	int rc = NFS_EXIT_OK;
+	int rc = NFS_EXIT_OK, err;
+	bool broken;
 
 	if (!nfs_failed(st) && l.nomem)
 		st = nfs_local_err(ENOMEM);
@@ -139,7 +151,7 @@ static int list_dir(struct cli *c, const char *path, const struct nfs_node *dir,
 	qsort(l.v, l.n, sizeof(l.v[0]), by_name);
 	/*
 	 * An entry gone meanwhile is reported and the rest listed, as ls
-	 * does; not past a failed call, nor past broken output (main says).
+	 * does; not past a failed call, nor past broken output.
 	 */
 	for (size_t i = 0; i < l.n && rc != NFS_EXIT_RPC && !ferror(stdout); i++) {
 		struct ls_entry *e = &l.v[i];
@@ -154,8 +166,10 @@ static int list_dir(struct cli *c, const char *path, const struct nfs_node *dir,
 		else
 			rc = exit_worse(rc, print_long(c, e->name, &e->attr, &e->fh));
 	}
+	broken = ferror(stdout);
+	err = errno; /* the failed printf's, before free() */
 	ls_free(&l);
-	return rc;
+	return broken ? output_failed(c, err) : rc;
 }
 
 int cmd_ls(struct cli *c, const struct cli_command *cmd)

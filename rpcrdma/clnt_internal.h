@@ -239,7 +239,7 @@ int clnt_conn_open(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_c
  * Sets cn->ccp and the inline sizes in force.  Returns 0, -ECONNRESET
  * when the connection broke, or -ETIMEDOUT when no answer came: the
  * call's orphaned slot holds the connection's only credit, so the
- * connection is of no use.
+ * connection is of no use, or -ENOMEM.
  */
 int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t deadline);
 
