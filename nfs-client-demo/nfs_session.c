@@ -307,9 +307,10 @@ void nfs_session_describe(struct nfs_session *s, char *buf, size_t len)
 	}
 	snprintf(buf + n, len - (size_t)n,
 		 " (%s)\ninline send %u recv %u, credits %u, remote invalidation %s, IRD %u ORD %u, "
-		 "peer private data %s, registration %s, CCP %s\nrsize %u wsize %u",
+		 "peer private data %s, registration %s, CCP %s, Sends copied at the post up to %u "
+		 "bytes\nrsize %u wsize %u",
 		 ci.iwarp ? "iWARP" : "InfiniBand/RoCE", ci.inline_send, ci.inline_recv, ci.credits,
 		 ci.remote_invalidate ? "yes" : "no", ci.ird, ci.ord,
 		 ci.peer_private_data ? "yes" : "no", registration_name(ci.registration),
-		 ccp_name(ci.ccp), s->rsize, s->wsize);
+		 ccp_name(ci.ccp), ci.send_wr_inline, s->rsize, s->wsize);
 }

@@ -651,6 +651,7 @@ static void conn_info_fill(const struct rpcrdma_clnt *ct, const struct clnt_rdma
 		.connects = ct->connects,
 		.ack_timeout = ei->ack_timeout,
 		.traffic_class = ei->traffic_class,
+		.send_wr_inline = ei->send_wr_inline,
 	};
 	rpcrdma_reg_counts(cn->reg, &info->remote_invalidations, &info->local_invalidations);
 }

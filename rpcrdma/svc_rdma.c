@@ -495,6 +495,7 @@ int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info)
 		.connects = 1,
 		.ack_timeout = ei->ack_timeout,
 		.traffic_class = ei->traffic_class,
+		.send_wr_inline = ei->send_wr_inline,
 	};
 	return rpcrdma_conn_info_store(info, &got);
 }

@@ -25,6 +25,8 @@
 #include "rpcrdma/devices.h"
 #include "rpcrdma/verbs_internal.h"
 
+/* Send bytes asked to fit in a work request (IBV_SEND_INLINE), at most: small calls and replies. */
+#define RPCRDMA_SEND_WR_INLINE_MAX 256u
 /* rdma_conn_param carries IRD and ORD in 8 bits. */
 #define RPCRDMA_CM_DEPTH_MAX 255u
 /* rdma_rxe's IBTA vendor id (drivers/infiniband/sw/rxe/rxe_param.h). */
@@ -325,7 +327,7 @@ static int ep_create_cq(struct rpcrdma_ep *ep)
 	return rc;
 }
 
-static int ep_create_qp(struct rpcrdma_ep *ep)
+static int ep_try_qp(struct rpcrdma_ep *ep, uint32_t send_wr_inline)
 {
 	struct ibv_qp_init_attr init = {
 		.send_cq = ep->cq,
@@ -335,6 +337,7 @@ static int ep_create_qp(struct rpcrdma_ep *ep)
 			.max_recv_wr = ep->params.recv_count,
 			.max_send_sge = ep->params.max_send_sge,
 			.max_recv_sge = 1,
+			.max_inline_data = send_wr_inline,
 		},
 		.qp_type = IBV_QPT_RC,
 	};
@@ -342,7 +345,34 @@ static int ep_create_qp(struct rpcrdma_ep *ep)
 	errno_clear();
 	if (rdma_create_qp(ep->id, ep->pd, &init))
 		return neg_errno(ENOMEM);
+	ep->info.send_wr_inline = init.cap.max_inline_data; /* rxe gives more than asked */
 	return 0;
+}
+
+/*
+ * The QP, with room in its Send work requests for a small message
+ * (IBV_SEND_INLINE: the provider copies the bytes at the post instead of
+ * looking up their memory; siw takes up to 80 bytes, and only if asked).
+ * No verb reports how much a provider takes, so, as libfabric's verbs
+ * provider does, the largest multiple of 16 up to RPCRDMA_SEND_WR_INLINE_MAX
+ * it accepts is searched for; refusals cost a failed create each.
+ */
+static int ep_create_qp(struct rpcrdma_ep *ep)
+{
+	uint32_t taken = 0, refused = RPCRDMA_SEND_WR_INLINE_MAX / 16 + 1, k = refused - 1;
+
+	while (taken + 1 < refused) {
+		if (ep_try_qp(ep, k * 16) != 0) {
+			refused = k;
+		} else if (k + 1 == refused) {
+			return 0; /* nothing larger is taken: keep this QP */
+		} else {
+			rdma_destroy_qp(ep->id);
+			taken = k;
+		}
+		k = (taken + refused) / 2;
+	}
+	return ep_try_qp(ep, taken * 16);
 }
 
 static int ep_create_recvs(struct rpcrdma_ep *ep)

@@ -56,7 +56,7 @@
 #define WILD_PROG     0x20000779u  /* registered with rpcbind on the wildcard listener */
 #define TEST_VERS     1u
 #define PROC_INFO     1u     /* result: INFO_WORDS words, see info_words() */
-#define INFO_WORDS    17u
+#define INFO_WORDS    18u
 #define SERVER_CREDITS 24u
 /* Local ACK timeouts asked for (IB and RoCE; iWARP reports 0): both differ from rdma_cm's. */
 #define SERVER_ACK_TIMEOUT 15u
@@ -142,6 +142,7 @@ static void info_words(SVCXPRT *xprt, uint32_t *w)
 	w[14] = ci.connects;
 	w[15] = ci.ack_timeout;
 	w[16] = ci.traffic_class;
+	w[17] = ci.send_wr_inline;
 }
 
 /* A wildcard listener's connection's xp_ltaddr, as its NULL call saw it. */
@@ -360,6 +361,11 @@ static void check_getinfo(CLIENT *cl, const struct rpcrdma_config_reply *rep, bo
 		fail("clnt_rdma_getinfo: traffic_class is %u, expected %u", ci.traffic_class,
 		     iwarp ? 0 : CLIENT_TOS);
 	pass("traffic class of the queue pairs: server %u, client %u", w[16], ci.traffic_class);
+	/* Both ends' QPs are of one device: the same search finds the same room (a NULL call's 68 bytes). */
+	expect_word(w, 17, ci.send_wr_inline, "send_wr_inline (as the client's, on the same device)");
+	if (ci.send_wr_inline < 80)
+		fail("clnt_rdma_getinfo: send_wr_inline is %u, expected at least 80", ci.send_wr_inline);
+	pass("Sends copied at the post up to %u bytes", ci.send_wr_inline);
 	pass("svc_rdma_getinfo: inline send %u recv %u, credits %u, IRD %u ORD %u, %s", w[4], w[5],
 	     w[6], w[7], w[8], iwarp ? "iWARP" : "IB");
 }

@@ -216,7 +216,8 @@ static struct rpcrdma_conn_info sample_info(void)
 					   .credits = 32,
 					   .iwarp = true,
 					   .local_invalidations = 77,
-					   .ack_timeout = 14 };
+					   .ack_timeout = 14,
+					   .send_wr_inline = 80 };
 }
 
 Test(conn_info, the_init_macro_sets_the_size)
@@ -247,6 +248,7 @@ Test(conn_info, a_longer_struct_gets_zero_past_what_the_library_knows)
 	cr_assert_eq(dst.ci.size, sizeof(src));
 	cr_assert_eq(dst.ci.local_invalidations, 77);
 	cr_assert_eq(dst.ci.ack_timeout, 14);
+	cr_assert_eq(dst.ci.send_wr_inline, 80);
 }
 
 Test(conn_info, a_first_version_struct_gets_the_first_versions_fields_only)
