@@ -48,6 +48,9 @@ static int options_check(const struct rpcrdma_options *o)
 	return 0;
 }
 
+_Static_assert(sizeof(struct rpcrdma_conn_info) - RPCRDMA_CONN_INFO_KNOWN_END <
+		       _Alignof(struct rpcrdma_conn_info),
+	       "RPCRDMA_CONN_INFO_KNOWN_END must be the end of the last field (options.h)");
 _Static_assert(sizeof(struct rpcrdma_options) - RPCRDMA_OPTIONS_KNOWN_END <
 		       _Alignof(struct rpcrdma_options),
 	       "RPCRDMA_OPTIONS_KNOWN_END must be the end of the last option (options.h)");
@@ -100,7 +103,7 @@ bool rpcrdma_conn_info_size_ok(const struct rpcrdma_conn_info *info)
 
 int rpcrdma_conn_info_store(struct rpcrdma_conn_info *dst, const struct rpcrdma_conn_info *src)
 {
-	size_t have = dst->size, n = have < sizeof(*src) ? have : sizeof(*src);
+	size_t have = dst->size, n = have < RPCRDMA_CONN_INFO_KNOWN_END ? have : RPCRDMA_CONN_INFO_KNOWN_END;
 
 	if (!rpcrdma_conn_info_size_ok(dst))
 		return -EINVAL;

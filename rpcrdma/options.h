@@ -20,6 +20,14 @@
 #define RPCRDMA_CONN_INFO_SIZE_V1                                                                  \
 	(offsetof(struct rpcrdma_conn_info, local_invalidations) + sizeof(uint64_t))
 /*
+ * Where this version's last connection field ends (send_wr_inline ends
+ * at 68 of 72 on x86-64): the store writes up to here and zeroes the
+ * rest, tail padding included, so a later version's field there reads 0.
+ * A field appended must be named here (the struct says so at its end).
+ */
+#define RPCRDMA_CONN_INFO_KNOWN_END                                                                \
+	(offsetof(struct rpcrdma_conn_info, send_wr_inline) + sizeof(uint32_t))
+/*
  * Where this version's last option ends.  A later version's first field
  * may go in the struct's tail padding (reply_batch ends at 76 of 80 on
  * x86-64), so bytes from here on, not from sizeof, are the options this

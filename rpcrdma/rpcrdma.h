@@ -159,6 +159,7 @@ struct rpcrdma_conn_info {
 	uint32_t ack_timeout;        /* the queue pair's local ACK timeout (IB, RoCE); 0 on iWARP */
 	uint32_t traffic_class;      /* the queue pair's traffic class (IB, RoCE); 0 on iWARP */
 	uint32_t send_wr_inline;     /* largest Send the provider copies when it is posted; 0: none */
+	/* a field appended here must move RPCRDMA_CONN_INFO_KNOWN_END (options.h) */
 };
 
 /* An initializer for a struct rpcrdma_conn_info about to be filled. */

@@ -342,6 +342,7 @@ static int ep_try_qp(struct rpcrdma_ep *ep, uint32_t send_wr_inline)
 		.qp_type = IBV_QPT_RC,
 	};
 
+	ep->info.send_wr_inline = 0;
 	errno_clear();
 	if (rdma_create_qp(ep->id, ep->pd, &init))
 		return neg_errno(ENOMEM);
@@ -352,7 +353,8 @@ static int ep_try_qp(struct rpcrdma_ep *ep, uint32_t send_wr_inline)
 /*
  * The QP, with room in its Send work requests for a small message
  * (IBV_SEND_INLINE: the provider copies the bytes at the post instead of
- * looking up their memory; siw takes up to 80 bytes, and only if asked).
+ * looking up their memory; siw refuses more than 80 bytes and reports
+ * only what was asked, rxe reports at least 96).
  * No verb reports how much a provider takes, so, as libfabric's verbs
  * provider does, the largest multiple of 16 up to RPCRDMA_SEND_WR_INLINE_MAX
  * it accepts is searched for; refusals cost a failed create each.

@@ -122,7 +122,8 @@ int rpcrdma_ep_post_sends(struct rpcrdma_ep *ep, struct rpcrdma_send *sends, uin
 			};
 			if (s->invalidate)
 				wr[i].invalidate_rkey = s->invalidate_rkey;
-			if (s->sge.length <= ep->info.send_wr_inline)
+			/* siw takes inline data only for a plain Send (siw_activate_tx) */
+			if (!s->invalidate && s->sge.length <= ep->info.send_wr_inline)
 				wr[i].send_flags = IBV_SEND_INLINE;
 			wr_ids[i] = s->wr_id;
 		}

@@ -233,7 +233,28 @@ Test(conn_info, stored_whole_for_this_version)
 	struct rpcrdma_conn_info src = sample_info(), dst = RPCRDMA_CONN_INFO_INIT;
 
 	cr_assert_eq(rpcrdma_conn_info_store(&dst, &src), 0);
-	cr_assert_eq(memcmp(&dst, &src, sizeof(src)), 0);
+	cr_assert_eq(dst.size, RPCRDMA_CONN_INFO_KNOWN_END);
+	cr_assert_eq(memcmp((char *)&dst + sizeof(dst.size), (char *)&src + sizeof(src.size),
+			    RPCRDMA_CONN_INFO_KNOWN_END - sizeof(src.size)),
+		     0);
+}
+
+/* A later version's field in this version's tail padding must read 0, whatever src held there. */
+Test(conn_info, the_tail_padding_is_zeroed_not_copied)
+{
+	struct rpcrdma_conn_info src, dst = RPCRDMA_CONN_INFO_INIT;
+	const unsigned char *d = (const unsigned char *)&dst;
+
+	cr_assert_lt(RPCRDMA_CONN_INFO_KNOWN_END, sizeof(src), "no tail padding: nothing to test");
+	memset(&src, 0xa5, sizeof(src));
+	src.size = sizeof(src);
+	memset(&dst, 0x5a, sizeof(dst));
+	dst.size = sizeof(dst);
+	cr_assert_eq(rpcrdma_conn_info_store(&dst, &src), 0);
+	cr_assert_eq(dst.size, RPCRDMA_CONN_INFO_KNOWN_END);
+	cr_assert_eq(dst.send_wr_inline, 0xa5a5a5a5u);
+	for (size_t at = RPCRDMA_CONN_INFO_KNOWN_END; at < sizeof(dst); at++)
+		cr_assert_eq(d[at], 0, "padding byte %zu is %#x", at, d[at]);
 }
 
 Test(conn_info, a_longer_struct_gets_zero_past_what_the_library_knows)
@@ -245,7 +266,7 @@ Test(conn_info, a_longer_struct_gets_zero_past_what_the_library_knows)
 	dst.ci.size = sizeof(dst);
 	cr_assert_eq(rpcrdma_conn_info_store(&dst.ci, &src), 0);
 	cr_assert_eq(dst.unknown, 0);
-	cr_assert_eq(dst.ci.size, sizeof(src));
+	cr_assert_eq(dst.ci.size, RPCRDMA_CONN_INFO_KNOWN_END);
 	cr_assert_eq(dst.ci.local_invalidations, 77);
 	cr_assert_eq(dst.ci.ack_timeout, 14);
 	cr_assert_eq(dst.ci.send_wr_inline, 80);
