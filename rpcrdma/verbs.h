@@ -53,7 +53,7 @@ struct rpcrdma_ep_info {
 	enum ibv_transport_type transport;          /* IB (rxe) or iWARP (siw) */
 	uint8_t ack_timeout;                        /* the QP's local ACK timeout; 0 on iWARP */
 	uint8_t traffic_class;                      /* the QP's GRH traffic class; 0 on iWARP */
-	uint32_t send_wr_inline;                        /* Send bytes the QP copies at the post */
+	uint32_t send_wr_inline;                    /* Send bytes the QP copies at the post */
 };
 
 enum rpcrdma_wc_kind {
