@@ -49,6 +49,9 @@ int cli_fail(const struct cli *c, const char *path, struct nfs_status st);
  */
 void cli_output_failed(int err);
 
+/* cli_sigpipe_mask - SIG_BLOCK or SIG_UNBLOCK SIGPIPE in the calling thread. */
+void cli_sigpipe_mask(int how);
+
 /* "nfs-client-demo: " + the formatted text + newline, to stderr. */
 void cli_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -26,16 +26,21 @@ void cli_msg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-void cli_output_failed(int err)
+void cli_sigpipe_mask(int how)
 {
 	sigset_t set;
 
-	if (err != EPIPE)
-		return;
 	sigemptyset(&set);
 	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(how, &set, NULL);
+}
+
+void cli_output_failed(int err)
+{
+	if (err != EPIPE)
+		return;
 	raise(SIGPIPE); /* pending while blocked, delivered when unblocked */
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	cli_sigpipe_mask(SIG_UNBLOCK);
 }
 
 int cli_fail(const struct cli *c, const char *path, struct nfs_status st)

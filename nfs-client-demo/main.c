@@ -79,24 +79,25 @@ static int usage_error(const char *fmt, ...)
 	return NFS_EXIT_USAGE;
 }
 
-/* Standard output flushed; a failed write is a failure, as in coreutils ("write error"). */
+/*
+ * Standard output flushed; a failed write is a failure, as in coreutils
+ * ("write error").  A write that failed inside an earlier printf leaves
+ * only the error flag, its errno long gone: then no reason is given.
+ */
 static bool stdout_flushed(void)
 {
+	int err;
+
+	errno = 0;
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return true;
-	cli_output_failed(errno);
-	cli_msg("write error: %s", strerror(errno));
+	err = errno;
+	cli_output_failed(err);
+	if (err)
+		cli_msg("write error: %s", strerror(err));
+	else
+		cli_msg("write error");
 	return false;
-}
-
-/* Before any thread: each inherits it (cli_output_failed says why). */
-static void block_sigpipe(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
 static bool parse_number(const char *s, unsigned long min, unsigned long max, unsigned long *out)
@@ -273,7 +274,7 @@ int main(int argc, char **argv)
 	int opt, rc;
 
 	argv[0] = (char *)CLI_NAME; /* getopt's own messages name the program, not its path */
-	block_sigpipe();
+	cli_sigpipe_mask(SIG_BLOCK); /* before any thread: each inherits it (cli_output_failed says why) */
 	while ((opt = getopt_long(argc, argv, "+vj:h", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'v': c.verbose = true; break;
