@@ -764,21 +764,22 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 /*
  * What a failed rpcbind lookup (@rc, rpcrdma_rpcb_lookup) tells the
  * caller, every field set: nothing of an earlier failure may show.
- * @rpcbind_err: the rpcbind call's own error, for -EIO.
+ * @lookup_err: the lookup's own rpc_createerr, for -EHOSTUNREACH (libtirpc's
+ * failure to reach rpcbind) and -EIO (the rpcbind call's).
  */
-static CLIENT *clnt_rdma_lookup_fail(int rc, const struct rpc_err *rpcbind_err)
+static CLIENT *clnt_rdma_lookup_fail(int rc, const rpcrdma_createerr *lookup_err)
 {
 	switch (rc) {
 	case -EHOSTUNREACH:
-		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNHOST, EHOSTUNREACH);
+	case -EIO:
+		rpc_createerr = *lookup_err;
+		return NULL;
+	case -EADDRNOTAVAIL:
+		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNHOST, EADDRNOTAVAIL);
 	case -ENOENT:
 		return clnt_rdma_create_fail(NULL, NULL, RPC_PROGNOTREGISTERED, ENOENT);
 	case -EINVAL: /* the registered universal address does not parse */
 		return clnt_rdma_create_fail(NULL, NULL, RPC_PMAPFAILURE, EINVAL);
-	case -EIO:
-		rpc_createerr.cf_stat = RPC_PMAPFAILURE;
-		rpc_createerr.cf_error = *rpcbind_err;
-		return NULL;
 	default:
 		return clnt_rdma_create_fail(NULL, NULL, RPC_SYSTEMERROR, -rc);
 	}
@@ -788,7 +789,7 @@ CLIENT *clnt_rdma_create(const char *host, rpcprog_t prog, rpcvers_t vers, const
 			 const struct rpcrdma_options *o)
 {
 	static const char *const both[] = { RPCRDMA_NETID, RPCRDMA_NETID6 };
-	struct rpc_err kept_err = { .re_status = RPC_SUCCESS };
+	rpcrdma_createerr kept_err = { .cf_stat = RPC_SUCCESS };
 	struct sockaddr_storage ss;
 	int family, kept = 0, rc;
 
@@ -800,11 +801,10 @@ CLIENT *clnt_rdma_create(const char *host, rpcprog_t prog, rpcvers_t vers, const
 		rc = rpcrdma_rpcb_lookup(host, prog, vers, id, &ss);
 		if (!rc)
 			return clnt_rdma_tli_create((struct sockaddr *)&ss, prog, vers, o);
-		/* with both netids, the first failure unless rpcbind was not reached for it */
-		if (!kept || kept == -EHOSTUNREACH) {
+		/* with both netids, the first failure unless it found no server to ask */
+		if (!kept || kept == -EHOSTUNREACH || kept == -EADDRNOTAVAIL) {
 			kept = rc;
-			if (rc == -EIO)
-				kept_err = rpc_createerr.cf_error;
+			kept_err = rpc_createerr;
 		}
 		if (netid)
 			break;

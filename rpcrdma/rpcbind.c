@@ -101,17 +101,39 @@ int rpcrdma_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const char *netid)
 	return rpcb_change(RPCBPROC_UNSET, &parms);
 }
 
-/* rpcbind on @host, over TCP of @family first: a wildcard is merged with its address. */
+/* Whether libtirpc's clnt_create() failed before it tried to connect. */
+static bool createerr_found_nothing(const rpcrdma_createerr *e)
+{
+	return e->cf_stat == RPC_UNKNOWNHOST || e->cf_stat == RPC_UNKNOWNPROTO;
+}
+
+/*
+ * rpcbind on @host, over TCP of @family first: a wildcard is merged with
+ * its address.  On failure rpc_createerr is the first attempt's (a refused
+ * connection says more than the other family's unknown host), every field
+ * set.
+ */
 static CLIENT *remote_rpcbind(const char *host, int family)
 {
 	static const char *const nettypes[] = { "tcp", "tcp6" };
 	size_t first = family == AF_INET6;
+	rpcrdma_createerr first_err = { 0 };
 
 	for (size_t i = 0; i < 2; i++) {
 		CLIENT *clnt = clnt_create(host, RPCBPROG, RPCBVERS, nettypes[(first + i) % 2]);
 
 		if (clnt)
 			return clnt;
+		if (i == 0)
+			first_err = rpc_createerr;
+	}
+	if (!createerr_found_nothing(&first_err))
+		rpc_createerr = first_err;
+	if (rpc_createerr.cf_stat == RPC_SYSTEMERROR) {
+		rpc_createerr.cf_error.re_status = RPC_SYSTEMERROR;
+	} else if (rpc_createerr.cf_stat != RPC_PMAPFAILURE && rpc_createerr.cf_stat != RPC_RPCBFAILURE) {
+		rpc_createerr.cf_error.re_status = rpc_createerr.cf_stat;
+		rpc_createerr.cf_error.re_errno = EHOSTUNREACH;
 	}
 	return NULL;
 }
@@ -156,11 +178,17 @@ static int merge_wildcard(CLIENT *clnt, const char *host, struct sockaddr_storag
 		if (rpcrdma_rpcb_merge(out, (const struct sockaddr *)&server) == 0)
 			return 0;
 	}
-	if (getaddrinfo(host, NULL, &hints, &ai))
-		return -EHOSTUNREACH;
-	rc = rpcrdma_rpcb_merge(out, ai->ai_addr);
-	freeaddrinfo(ai);
-	return rc ? -EHOSTUNREACH : 0;
+	rc = getaddrinfo(host, NULL, &hints, &ai) ? -EADDRNOTAVAIL : 0;
+	if (!rc) {
+		rc = rpcrdma_rpcb_merge(out, ai->ai_addr) ? -EADDRNOTAVAIL : 0;
+		freeaddrinfo(ai);
+	}
+	if (rc) {
+		rpc_createerr.cf_stat = RPC_UNKNOWNHOST;
+		rpc_createerr.cf_error.re_status = RPC_UNKNOWNHOST;
+		rpc_createerr.cf_error.re_errno = EADDRNOTAVAIL;
+	}
+	return rc;
 }
 
 static const rpcb *find_entry(const rpcblist_ptr list, rpcprog_t prog, rpcvers_t vers,

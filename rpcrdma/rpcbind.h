@@ -35,8 +35,10 @@ int rpcrdma_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const char *netid);
  * (@prog, @vers, @netid); a wildcard address becomes the address that
  * rpcbind answered on or, in the other family, @host's first address
  * of the netid's family.  Returns 0, -ENOENT (not registered),
- * -EHOSTUNREACH (rpcbind on @host not reachable, or no address of the
- * netid's family for a wildcard), -EINVAL, -EIO.
+ * -EHOSTUNREACH (rpcbind on @host not reachable: rpc_createerr is
+ * libtirpc's, e.g. RPC_UNKNOWNHOST or RPC_SYSTEMERROR/ECONNREFUSED),
+ * -EADDRNOTAVAIL (a wildcard registration and @host has no address of
+ * the netid's family: RPC_UNKNOWNHOST), -EINVAL, -EIO.
  */
 int rpcrdma_rpcb_lookup(const char *host, rpcprog_t prog, rpcvers_t vers,
 			const char *netid, struct sockaddr_storage *out);

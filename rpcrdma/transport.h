@@ -28,6 +28,9 @@
 /* libtirpc declares xdr_void without parameters: the one cast to an xdrproc_t. */
 #define RPCRDMA_XDR_VOID ((xdrproc_t)(void (*)(void))xdr_void)
 
+/* struct rpc_createerr: libtirpc's macro rpc_createerr hides the tag's name. */
+typedef __typeof__(rpc_createerr) rpcrdma_createerr;
+
 /* The binding of @proc in @ulb, or NULL (also for a NULL @ulb). */
 const struct rpcrdma_ulb_proc *rpcrdma_ulb_proc_find(const struct rpcrdma_ulb *ulb,
 						     rpcproc_t proc);

@@ -13,12 +13,17 @@
  *      calls succeed on the listener of the expected address family;
  *   3. after svc_unreg(), `rpcinfo` lists no entry of the program and
  *      clnt_rdma_create() fails with RPC_PROGNOTREGISTERED for each netid.
+ * With --unreached HOST (run in a network namespace of its own, where no
+ * rpcbind listens): clnt_rdma_create() fails with libtirpc's reason,
+ * RPC_SYSTEMERROR and ECONNREFUSED, for each netid, not "unknown host".
  *
  *   rpc_rpcbind PROVIDER ADDR4 ADDR6     (run by rpc_rpcbind.test)
+ *   rpc_rpcbind --unreached HOST
  *
  * Prints PASS/FAIL per check; exits 0 only when every check passed.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -194,6 +199,23 @@ static void check_not_found(const char *host, const char *netid)
 		clnt_destroy(cl);
 }
 
+static void check_unreached(const char *host, const char *netid)
+{
+	CLIENT *cl;
+
+	rpc_createerr.cf_stat = RPC_SUCCESS;
+	rpc_createerr.cf_error.re_errno = 0;
+	cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, NULL);
+	check(!cl && rpc_createerr.cf_stat == RPC_SYSTEMERROR &&
+		      rpc_createerr.cf_error.re_status == RPC_SYSTEMERROR &&
+		      rpc_createerr.cf_error.re_errno == ECONNREFUSED,
+	      "no rpcbind on %s: clnt_rdma_create(netid %s) fails with RPC_SYSTEMERROR and "
+	      "ECONNREFUSED (%s)",
+	      host, netid ? netid : "NULL", cl ? "it connected" : clnt_spcreateerror(PROG));
+	if (cl)
+		clnt_destroy(cl);
+}
+
 /* Each svc_rdma_reg() of a pair replaces its binding; the listener's 8 do not run out. */
 static void check_reregistered(SVCXPRT *x)
 {
@@ -210,8 +232,16 @@ int main(int argc, char **argv)
 	char uaddr4[64], uaddr6[64];
 	SVCXPRT *x4, *x6;
 
+	if (argc == 3 && !strcmp(argv[1], "--unreached")) {
+		check_unreached(argv[2], NULL);
+		check_unreached(argv[2], "rdma");
+		check_unreached(argv[2], "rdma6");
+		printf("%s: unreached: %s (%u failed)\n", PROG, failures ? "FAILED" : "all passed",
+		       failures);
+		return failures ? 1 : 0;
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s PROVIDER ADDR4 ADDR6\n", PROG);
+		fprintf(stderr, "usage: %s PROVIDER ADDR4 ADDR6 | --unreached HOST\n", PROG);
 		return 2;
 	}
 	rdmatest_raise_memlock();
