@@ -336,6 +336,33 @@ static enum clnt_stat clnt_rdma_reply_body(struct clnt_rdma_call *c, const uint8
 	return clnt_call_fail(c, RPC_CANTDECODERES, EPROTO);
 }
 
+/*
+ * The verifier of an accepted reply, which xdr_replymsg allocated.  A
+ * denied reply's fields share its memory (RPC_MISMATCH's high version
+ * lies where the verifier's pointer does): nothing to free there.
+ */
+static void clnt_rdma_verf_free(struct rpc_msg *msg)
+{
+	XDR x = { .x_op = XDR_FREE };
+
+	if (msg->rm_reply.rp_stat == MSG_ACCEPTED && msg->acpted_rply.ar_verf.oa_base)
+		xdr_opaque_auth(&x, &msg->acpted_rply.ar_verf);
+}
+
+/*
+ * An AUTH_SHORT verifier offers a shorthand for the credential.  Taking
+ * it (libtirpc's authunix_validate) rewrites the AUTH that other threads
+ * are marshalling with (rpcrdma_auth_pipelined), so a pipelined flavor
+ * declines it and keeps sending its full credential, as the Linux client
+ * does; RFC 5531 leaves the shorthand's use to the client.
+ */
+static bool clnt_rdma_verf_ok(AUTH *auth, struct opaque_auth *verf)
+{
+	if (verf->oa_flavor == AUTH_SHORT && rpcrdma_auth_pipelined(auth->ah_cred.oa_flavor))
+		return true;
+	return AUTH_VALIDATE(auth, verf);
+}
+
 static enum clnt_stat clnt_rdma_results(AUTH *auth, struct clnt_rdma_call *c, const uint8_t *body,
 					uint32_t blen, const struct rpcrdma_header *h,
 					xdrproc_t xres, void *res)
@@ -357,12 +384,14 @@ static enum clnt_stat clnt_rdma_results(AUTH *auth, struct clnt_rdma_call *c, co
 	msg.acpted_rply.ar_results.where = NULL;
 	msg.acpted_rply.ar_results.proc = RPCRDMA_XDR_VOID;
 	xdrmem_create(&x, (char *)(uintptr_t)body, blen, XDR_DECODE);
-	if (!xdr_replymsg(&x, &msg) || msg.rm_xid != c->xid)
+	if (!xdr_replymsg(&x, &msg) || msg.rm_xid != c->xid) {
+		clnt_rdma_verf_free(&msg);
 		return clnt_call_fail(c, RPC_CANTDECODERES, EPROTO);
+	}
 	pos = XDR_GETPOS(&x);
 	_seterr_reply(&msg, &c->err);
 	if (c->err.re_status == RPC_SUCCESS) {
-		if (!AUTH_VALIDATE(auth, &msg.acpted_rply.ar_verf)) {
+		if (!clnt_rdma_verf_ok(auth, &msg.acpted_rply.ar_verf)) {
 			c->err.re_status = RPC_AUTHERROR;
 			c->err.re_why = AUTH_INVALIDRESP;
 		} else if (c->wrapped) { /* no write chunks: the memory stream, as for encoding */
@@ -375,10 +404,7 @@ static enum clnt_stat clnt_rdma_results(AUTH *auth, struct clnt_rdma_call *c, co
 				clnt_call_fail(c, RPC_CANTDECODERES, 0);
 		}
 	}
-	if (msg.acpted_rply.ar_verf.oa_base) {
-		x.x_op = XDR_FREE;
-		xdr_opaque_auth(&x, &msg.acpted_rply.ar_verf);
-	}
+	clnt_rdma_verf_free(&msg);
 	return c->err.re_status;
 }
 

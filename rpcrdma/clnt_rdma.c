@@ -492,7 +492,7 @@ static enum clnt_stat clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs
 				     xdrproc_t xres, void *res, struct timeval tv)
 {
 	struct rpcrdma_clnt *ct = clnt_rdma_of(cl);
-	bool serial = !rpcrdma_auth_ddp(cl->cl_auth->ah_cred.oa_flavor);
+	bool serial = !rpcrdma_auth_pipelined(cl->cl_auth->ah_cred.oa_flavor);
 	int64_t deadline = INT64_MIN;
 	int refreshes = CLNT_AUTH_REFRESHES;
 	struct rpc_err err;

@@ -27,6 +27,11 @@ bool rpcrdma_auth_ddp(enum_t flavor)
 	       flavor == AUTH_DH;
 }
 
+bool rpcrdma_auth_pipelined(enum_t flavor)
+{
+	return flavor == AUTH_NONE || flavor == AUTH_SYS;
+}
+
 uint32_t rpcrdma_mask_count(uint32_t mask)
 {
 	return (uint32_t)__builtin_popcount(mask);

@@ -55,6 +55,16 @@ uint32_t rpcrdma_mask_count(uint32_t mask);
 bool rpcrdma_auth_ddp(enum_t flavor);
 
 /*
+ * rpcrdma_auth_pipelined - whether threads may marshal and validate
+ * with one AUTH of @flavor at the same time: AUTH_NONE and AUTH_SYS,
+ * whose libtirpc implementations only read their state once made, as
+ * long as a reply's AUTH_SHORT verifier is declined (clnt_rdma_decode).
+ * Calls with any other flavor take turns (AUTH_DH checks each reply
+ * against its latest call's timestamp; RPCSEC_GSS keeps sequence state).
+ */
+bool rpcrdma_auth_pipelined(enum_t flavor);
+
+/*
  * rpcrdma_stream_locate - memory of bytes [@off, @off + @len) of the
  * complete message an encode stream recorded, when they lie in one
  * piece (the inline buffer or one recorded item's data).  Returns the

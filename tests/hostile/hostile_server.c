@@ -87,6 +87,7 @@ struct call {
 	uint8_t msg[MSG_CAP]; /* the RPC call */
 	uint32_t msg_len;
 	uint32_t proc, args;  /* args: offset of the arguments in msg */
+	uint32_t cred_flavor;
 	uint32_t data_len;    /* WRITE: bytes of its read chunks, in mem at MEM_IN */
 };
 
@@ -123,6 +124,7 @@ struct scenario {
 	const uint8_t *pd;
 	uint8_t pd_len;
 	uint32_t send_limit;    /* largest Send the client may post (0: 4096, our private data) */
+	bool auth_sys;          /* the victim calls with AUTH_SYS, and every call must carry it */
 };
 
 struct mode {
@@ -278,9 +280,10 @@ static bool parse_rpc(struct call *c)
 		return false;
 	c->proc = raw_rd_u32(&r);
 	for (int i = 0; i < 2; i++) { /* credential, verifier */
-		uint32_t len;
+		uint32_t flavor = raw_rd_u32(&r), len;
 
-		raw_rd_u32(&r);
+		if (i == 0)
+			c->cred_flavor = flavor;
 		len = raw_rd_u32(&r);
 		if (len > 400)
 			return false;
@@ -657,6 +660,40 @@ static void a_credits(struct conn *cn, struct call *c, uint32_t grant)
 	send_reply(cn, c, &atk_rep);
 }
 
+/* An RPC reply other than the accepted one: @words after the XID, -1 ends. */
+static void send_rpc_words(struct conn *cn, struct call *c, const int64_t *words)
+{
+	struct raw_xdr x;
+
+	serve(cn, c, &atk_rep);
+	raw_xdr_init(&x, atk_rep.rpc, sizeof(atk_rep.rpc));
+	raw_xdr_u32(&x, c->xid);
+	for (uint32_t i = 0; words[i] >= 0; i++)
+		raw_xdr_u32(&x, (uint32_t)words[i]);
+	atk_rep.rpc_len = (uint32_t)x.len;
+	send_reply(cn, c, &atk_rep);
+}
+
+/* MSG_DENIED: RPC_MISMATCH 2..3 (where the verifier's pointer of an accepted reply lies), AUTH_ERROR. */
+static void a_denied(struct conn *cn, struct call *c, uint32_t which)
+{
+	static const int64_t words[][6] = {
+		{ 1, 1, 0, 2, 3, -1 },
+		{ 1, 1, 1, 1, -1 },
+	};
+
+	send_rpc_words(cn, c, words[which]);
+}
+
+/* An accepted NULL reply whose AUTH_SHORT verifier offers a shorthand credential (flavor 0x7e57). */
+static void a_short_verifier(struct conn *cn, struct call *c, uint32_t arg)
+{
+	static const int64_t words[] = { 1, 0, 2, 12, 0x7e57, 4, 0x5a5a5a5a, 0, -1 };
+
+	(void)arg;
+	send_rpc_words(cn, c, words);
+}
+
 static void a_none(struct conn *cn, struct call *c, uint32_t arg)
 {
 	(void)arg;
@@ -852,6 +889,11 @@ static const struct scenario attacks[] = {
 	  .steps = "echo/64=ok null=CANTRECV echo/200=ok read/4096=ok "
 		   "longres/2000=ok+write/4096=ok+echo/3000=ok" },
 	ATTACK("RDMA_ERROR ERR_VERS", P_NULL, "null", "VERSMISMATCH", a_rdma_error, 0, 2),
+	ATTACK("MSG_DENIED: RPC_MISMATCH, AUTH_ERROR", P_NULL, "null", "VERSMISMATCH|AUTHERROR",
+	       a_denied, 0, 2),
+	{ .name = "AUTH_SHORT verifier (shorthand declined: later calls keep AUTH_SYS)",
+	  .target = P_NULL, .target_step = "null", .expect = "ok", .attack = a_short_verifier,
+	  .repeat = 4, .auth_sys = true },
 	ATTACK("RDMA_ERROR odd contents", P_NULL, "null", "CANTDECODERES", a_rdma_error, 2, 7),
 	CREDITS("credit grant 0", 0, "echo/64=ok null=ok echo/100x8=ok read/4096x4=ok"),
 	CREDITS("credit grant 0xffffffff", 0xffffffffu,
@@ -944,6 +986,8 @@ static void on_message(struct conn *cn, const uint8_t *msg, uint32_t len)
 		return;
 	}
 	check_call_keys(&c);
+	if (s->auth_sys && c.cred_flavor != 1)
+		problem("a call with credential flavor %#x, not AUTH_SYS", c.cred_flavor);
 	if (c.proc == s->target && cn->attacks < (s->repeat ? s->repeat : 1)) {
 		g.attacked_calls++;
 		s->attack(cn, &c, s->arg + cn->attacks++);
@@ -1019,6 +1063,8 @@ static int victim_argv(const struct scenario *s, const struct mode *m, char **ar
 	argv[n++] = step_dup("%s", g.victim);
 	if (!m->victim_ri)
 		argv[n++] = step_dup("--no-ri");
+	if (s->auth_sys)
+		argv[n++] = step_dup("--auth-sys");
 	argv[n++] = step_dup("%s", g.addr);
 	argv[n++] = step_dup("%u", g.l->port);
 	if (s->steps) {

@@ -8,7 +8,7 @@
  * of every successful READ is kept and checked again after each later
  * step and at exit: nothing a server does later may change it.
  *
- *   rpc_victim_client [--no-ri] ADDR PORT STEP...
+ *   rpc_victim_client [--no-ri] [--auth-sys] ADDR PORT STEP...
  *
  * STEP is sleep/MS, or CALL[+CALL...]: calls joined by + run at the
  * same time, one thread each.  CALL is PROC[/N][xK]=EXPECT: PROC is
@@ -18,7 +18,8 @@
  * A call that may time out waits 1.5 s, others 10 s.  A VERSMISMATCH
  * must also report, through clnt_geterr, versions low <= high within
  * 1..5 (hostile_server's ERR_VERS name 2..5 and 1..1).  --no-ri: do not
- * ask for remote invalidation (RFC 8797 R).
+ * ask for remote invalidation (RFC 8797 R).  --auth-sys: call with
+ * AUTH_SYS credentials (authunix_create_default) instead of AUTH_NONE.
  *
  * Prints one line per call; exits 0 when everything was as expected,
  * 1 when not, 2 on a usage error, 3 when the CLIENT was not created.
@@ -329,18 +330,22 @@ int main(int argc, char **argv)
 {
 	struct rpcrdma_options o;
 	struct sockaddr_storage ss;
-	bool ok = true;
+	bool ok = true, auth_sys = false;
 	int a = 1;
 	CLIENT *cl;
 
 	rpcrdma_options_init(&o);
 	o.ulb = &rdmatest_ulb;
-	if (a < argc && !strcmp(argv[a], "--no-ri")) {
-		o.remote_invalidate = false;
-		a++;
+	for (; a < argc && !strncmp(argv[a], "--", 2); a++) {
+		if (!strcmp(argv[a], "--no-ri"))
+			o.remote_invalidate = false;
+		else if (!strcmp(argv[a], "--auth-sys"))
+			auth_sys = true;
+		else
+			break;
 	}
 	if (argc - a < 2 || !rdmatest_parse_addr(argv[a], (uint16_t)atoi(argv[a + 1]), &ss)) {
-		fprintf(stderr, "usage: rpc_victim_client [--no-ri] ADDR PORT STEP...\n");
+		fprintf(stderr, "usage: rpc_victim_client [--no-ri] [--auth-sys] ADDR PORT STEP...\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -350,12 +355,24 @@ int main(int argc, char **argv)
 		clnt_pcreateerror("victim");
 		return 3;
 	}
+	if (auth_sys) {
+		AUTH *sys = authunix_create_default();
+
+		if (!sys) {
+			fprintf(stderr, "victim: authunix_create_default failed\n");
+			return 3;
+		}
+		auth_destroy(cl->cl_auth);
+		cl->cl_auth = sys;
+	}
 	print_info(cl);
 	for (int i = a + 2; i < argc; i++)
 		ok = run_step(cl, argv[i], (uint32_t)(i - a - 2)) && ok;
 	ok = check_kept() && ok;
 	for (uint32_t i = 0; i < nkept; i++)
 		clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_read_res, (char *)&kept[i].res);
+	if (auth_sys)
+		auth_destroy(cl->cl_auth); /* as with libtirpc's clients, the caller's to destroy */
 	clnt_destroy(cl);
 	printf("victim: %s\n", ok ? "all calls as expected" : "FAIL");
 	return ok ? 0 : 1;
