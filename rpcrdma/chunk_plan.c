@@ -140,13 +140,21 @@ static enum rpcrdma_plan_status plan_reply_chunks(const struct rpcrdma_call_desc
 {
 	uint64_t all_inline = call->reply_max, rest = call->reply_max, segs = 0;
 	enum rpcrdma_plan_status st;
+	bool offering = true;
 
 	for (uint32_t i = 0; i < call->nresults; i++)
 		all_inline += rpcrdma_xdr_roundup(call->result_max[i]);
 	if (header_bytes(0, NULL, 0, false, 0) + all_inline <= lim->inline_recv)
 		return RPCRDMA_PLAN_OK;
+	/*
+	 * The server fills the Write list's chunks with the DDP-eligible
+	 * results in order, the k-th chunk the k-th result: so chunks go to
+	 * a prefix of them, and from the first result too small for one on,
+	 * every result is returned inline or in the reply chunk.
+	 */
 	for (uint32_t i = 0; i < call->nresults; i++) {
-		if (!ddp_worthy(call->result_max[i], lim)) {
+		offering = offering && ddp_worthy(call->result_max[i], lim);
+		if (!offering) {
 			rest += rpcrdma_xdr_roundup(call->result_max[i]);
 			continue;
 		}

@@ -243,6 +243,29 @@ Test(chunk_plan, small_results_stay_inline)
 	cr_assert_eq(plan.nwrites + plan.has_reply, 0);
 }
 
+/*
+ * The server puts the k-th DDP-eligible result in the k-th Write chunk:
+ * after a result too small for a chunk, no later one gets a chunk either.
+ */
+Test(chunk_plan, write_chunks_go_to_a_prefix_of_the_results)
+{
+	uint32_t small_first[2] = { 512, 1u << 20 }, large_first[3] = { 1u << 20, 512, 65536 };
+	struct rpcrdma_call_desc d = { 100, NULL, 0, small_first, 2, 200 };
+
+	cr_assert_eq(rpcrdma_plan_call(&d, &lim, &plan), RPCRDMA_PLAN_OK);
+	cr_assert_eq(plan.nwrites, 0);
+	cr_assert_eq(plan.has_reply, 1);
+	cr_assert_geq(plan.reply.length, 200 + 512 + (1u << 20));
+	assert_plan_decodes(12);
+	d = (struct rpcrdma_call_desc){ 100, NULL, 0, large_first, 3, 200 };
+	cr_assert_eq(rpcrdma_plan_call(&d, &lim, &plan), RPCRDMA_PLAN_OK);
+	cr_assert_eq(plan.nwrites, 1);
+	cr_assert_eq(plan.writes[0].length, 1u << 20);
+	cr_assert_eq(plan.has_reply, 1);
+	cr_assert_geq(plan.reply.length, 200 + 512 + 65536);
+	assert_plan_decodes(13);
+}
+
 Test(chunk_plan, long_reply_gets_reply_chunk)
 {
 	struct rpcrdma_call_desc d = { 100, NULL, 0, NULL, 0, 100001 };
