@@ -588,7 +588,12 @@ static bool_t svc_rdma_accept(SVCXPRT *xprt, struct rpc_msg *msg)
 	int rc;
 
 	(void)msg;
-	while ((rc = rpcrdma_listener_accept(ls->l, &ep)) != -EAGAIN) {
+	/*
+	 * A burst at a time: the channel's fd stays readable for the rest, and
+	 * a channel that keeps failing (no event consumed) must not hold svc_run.
+	 */
+	for (uint32_t n = 0; n < SVC_ACCEPT_BURST &&
+			     (rc = rpcrdma_listener_accept(ls->l, &ep)) != -EAGAIN; n++) {
 		struct svc_rdma_conn *c;
 
 		if (rc)

@@ -28,6 +28,7 @@
 #define SVC_RD_BYTES      (2u << 20)              /* Read-sink bytes before taking no more calls */
 #define SVC_SENDS_HELD    RPCRDMA_REPLY_BATCH_MAX /* reply Sends held, at most (opts.reply_batch) */
 #define SVC_ROUND_CALLS   16u                     /* calls dispatched before svc_run serves the others */
+#define SVC_ACCEPT_BURST  16u                     /* connect requests taken before svc_run serves the others */
 
 struct svc_rdma_ulbs {
 	size_t n;

@@ -403,8 +403,8 @@ static bool svc_rdma_take_msg(struct svc_rdma_conn *c, const struct rpcrdma_wc *
 		svc_rdma_send_error(c, cl, h->xid, h->credit, ERR_VERS);
 		return false;
 	}
-	if (st == RPCRDMA_HDR_OK && (h->type == RDMA_DONE || h->type == RDMA_ERROR))
-		goto drop;
+	if (h->type == RDMA_DONE || h->type == RDMA_ERROR)
+		goto drop; /* well-formed or not, an error is never answered with one */
 	if (st != RPCRDMA_HDR_OK || (h->type != RDMA_MSG && h->type != RDMA_NOMSG))
 		goto err_chunk;
 	if (svc_rdma_reply_wrs(cl) > rpcrdma_ep_send_depth(c->ep))
