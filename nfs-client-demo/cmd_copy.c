@@ -23,21 +23,34 @@ static void summary(const struct cli *c, const char *what, uint64_t bytes, doubl
 		seconds > 0 ? (double)bytes / seconds / 1e6 : 0.0);
 }
 
+/*
+ * get's local file: created (then *@created), or an existing one opened
+ * as it is.  Not through a dangling symbolic link (cp(1) refuses one too).
+ */
+static int get_open(const char *local, bool *created)
+{
+	int fd = open(local, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	*created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(local, O_WRONLY | O_CLOEXEC);
+	return fd;
+}
+
 int cmd_get(struct cli *c, const struct cli_command *cmd)
 {
 	const char *remote = cmd->arg[0], *local = cmd->arg[1];
 	struct nfs_node n;
 	struct nfs_transfer_result res;
 	struct progress p;
-	struct stat sb;
 	struct nfs_status st = cli_regular_file(c->s, remote, &n);
-	bool existed = stat(local, &sb) == 0;
+	bool created;
 	double t0;
 	int fd;
 
 	if (nfs_failed(st))
 		return cli_fail(c, remote, st);
-	fd = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = get_open(local, &created);
 	if (fd < 0)
 		return cli_fail(c, local, nfs_local_err(errno));
 	t0 = progress_now();
@@ -47,7 +60,7 @@ int cmd_get(struct cli *c, const struct cli_command *cmd)
 	if (close(fd) && !nfs_failed(st))
 		st = nfs_local_err(errno);
 	if (nfs_failed(st)) {
-		if (!existed)
+		if (created)
 			unlink(local);
 		return cli_fail(c, st.kind == NFS_STATUS_LOCAL ? local : remote, st);
 	}

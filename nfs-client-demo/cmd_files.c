@@ -168,11 +168,11 @@ int cmd_mkdir(struct cli *c, const struct cli_command *cmd)
 	char name[NFS3_MAXNAMLEN + 1];
 	struct nfs_status st = nfs_lookup_parent(c->s, cmd->arg[0], &dir, name);
 
-	if (!nfs_failed(st))
-		st = nfs3_mkdir(c->s, &dir.fh, name, 0755);
-	/* "mkdir /" and friends: the path exists. */
+	/* "/", "." and "..": the path exists; "" names nothing (mkdir(1) says so) */
 	if (nfs_is(st, NFS3ERR_INVAL))
-		st = nfs_err(NFS3ERR_EXIST);
+		st = nfs_err(*cmd->arg[0] ? NFS3ERR_EXIST : NFS3ERR_NOENT);
+	else if (!nfs_failed(st))
+		st = nfs3_mkdir(c->s, &dir.fh, name, 0755);
 	return nfs_failed(st) ? cli_fail(c, cmd->arg[0], st) : NFS_EXIT_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nfs_proc.h"
@@ -28,10 +29,17 @@ struct transfer {
 	uint64_t next;          /* next offset to hand out */
 	uint64_t moved;
 	uint64_t eof_at;        /* get: where the file ended early */
+	uint64_t fail_at;       /* get: the lowest offset a failed range did not reach */
+	bool cut_pending;       /* get: a regular file, to be emptied before the first write */
 	struct nfs_status err;
 	bool have_verf, verf_changed;
 	char verf[NFS3_WRITEVERFSIZE];
 };
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
 
 static bool take_range(struct transfer *t, uint64_t *off, uint32_t *len)
 {
@@ -100,6 +108,24 @@ static struct nfs_status read_local(int fd, char *buf, uint32_t len, uint64_t of
 	return nfs_ok();
 }
 
+/*
+ * get's local write.  The file is emptied before the first byte goes in,
+ * not before the copy: a copy that fails before any READ returned data
+ * (a server that refuses them) leaves an existing file as it was.
+ */
+static struct nfs_status get_write(struct transfer *t, const char *buf, uint32_t len,
+				   uint64_t off)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&t->lock);
+	if (t->cut_pending && ftruncate(t->fd, 0))
+		err = errno;
+	t->cut_pending = false;
+	pthread_mutex_unlock(&t->lock);
+	return err ? nfs_local_err(err) : write_local(t->fd, buf, len, off);
+}
+
 /* READ [off, off + len), short reads continued; an early eof is recorded. */
 static struct nfs_status get_range(struct transfer *t, CLIENT *cl, char *buf, uint64_t off,
 				   uint32_t len)
@@ -111,9 +137,14 @@ static struct nfs_status get_range(struct transfer *t, CLIENT *cl, char *buf, ui
 	while (len && !nfs_failed(st)) {
 		st = nfs3_read(t->s, cl, t->fh, off, len, buf, &got, &eof);
 		if (!nfs_failed(st))
-			st = write_local(t->fd, buf, got, off);
-		if (nfs_failed(st))
+			st = get_write(t, buf, got, off);
+		if (nfs_failed(st)) {
+			pthread_mutex_lock(&t->lock);
+			if (off < t->fail_at)
+				t->fail_at = off;
+			pthread_mutex_unlock(&t->lock);
 			break;
+		}
 		record(t, st, got);
 		off += got;
 		len -= got;
@@ -201,7 +232,7 @@ static struct nfs_status run_pass(struct transfer *t, unsigned int inflight, str
 
 	t->next = 0;
 	t->moved = 0;
-	t->eof_at = UINT64_MAX;
+	t->eof_at = t->fail_at = UINT64_MAX;
 	t->err = nfs_ok();
 	t->have_verf = t->verf_changed = false;
 	if (inflight > NFS_TRANSFER_INFLIGHT_MAX)
@@ -257,15 +288,24 @@ struct nfs_status nfs_transfer_get(struct nfs_session *s, const struct nfs_fh *f
 {
 	struct transfer t;
 	struct nfs_status st = transfer_init(&t, s, fh, fd, size, false);
+	struct stat sb;
+	bool regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
 
 	memset(res, 0, sizeof(*res));
 	if (nfs_failed(st))
 		return st;
+	t.cut_pending = regular;
 	if (size)
 		st = run_pass(&t, inflight, p, 0);
-	if (!nfs_failed(st) && t.eof_at < size && ftruncate(fd, (off_t)t.eof_at))
+	/*
+	 * Every range below t.next was handed out and is done, failed
+	 * (fail_at) or found the end (eof_at): the copy is whole up to the
+	 * least of them, also when a worker failed before taking a range.
+	 */
+	res->bytes = min_u64(min_u64(t.fail_at, t.eof_at), min_u64(t.next, size));
+	if (regular && (!nfs_failed(st) || !t.cut_pending) && ftruncate(fd, (off_t)res->bytes) &&
+	    !nfs_failed(st))
 		st = nfs_local_err(errno);
-	res->bytes = t.eof_at < size ? t.eof_at : size;
 	transfer_destroy(&t);
 	return st;
 }

@@ -17,14 +17,17 @@
 #define NFS_TRANSFER_INFLIGHT_MAX 64u
 
 struct nfs_transfer_result {
-	uint64_t bytes;      /* moved */
+	uint64_t bytes;      /* moved; get: the length of the file's copy in @fd (see below) */
 	uint32_t rewrites;   /* put: passes repeated after the server's write verifier changed */
 };
 
 /*
  * nfs_transfer_get - READ @size bytes of @fh into @fd (pwrite at the same
- * offsets).  A file that turns out shorter ends the copy there (@fd is
- * truncated to it).  Returns ok, the first NFS or RPC failure, or
+ * offsets).  A file that turns out shorter ends the copy there.  A
+ * regular @fd is emptied before the first byte is written and in the end
+ * holds the file's copy, or after a failure what was copied up to the
+ * first byte that was not (@res->bytes; a failure before any READ returned
+ * data leaves it untouched).  Returns ok, the first NFS or RPC failure, or
  * NFS_STATUS_LOCAL for @fd's errors.
  */
 struct nfs_status nfs_transfer_get(struct nfs_session *s, const struct nfs_fh *fh, int fd,
