@@ -18,6 +18,8 @@ struct cli {
 	unsigned int inflight;
 	bool verbose;
 	bool progress;   /* draw the bar if stderr is a terminal */
+	bool stdout_tty; /* ls shows bytes of names outside printable ASCII as '?' */
+	bool stderr_tty; /* and so do its messages naming them */
 };
 
 /* The parsed command line after the URL. */

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -72,6 +73,40 @@ static void ls_free(struct ls_list *l)
 }
 
 /*
+ * Names come from the server.  On a terminal a byte outside printable
+ * ASCII is shown as '?', as ls -q shows it in the C locale: C0 and C1
+ * control characters (raw, or UTF-8 encoded as C2 80..9F) could move the
+ * cursor or rewrite the screen.  Elsewhere the bytes go out as they are.
+ */
+static bool shown_as_is(unsigned char ch)
+{
+	return ch >= 0x20 && ch < 0x7f;
+}
+
+static void put_name(const struct cli *c, const char *name)
+{
+	if (!c->stdout_tty) {
+		fputs(name, stdout);
+		return;
+	}
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		putchar(shown_as_is(*p) ? *p : '?');
+}
+
+/* @name for a message on stderr, treated as put_name treats it. */
+static const char *msg_name(const struct cli *c, const char *name, char *buf, size_t cap)
+{
+	size_t i = 0;
+
+	if (!c->stderr_tty)
+		return name;
+	for (; name[i] && i + 1 < cap; i++)
+		buf[i] = shown_as_is((unsigned char)name[i]) ? name[i] : '?';
+	buf[i] = '\0';
+	return buf;
+}
+
+/*
  * One line of ls -l.  A link whose target cannot be read is listed with
  * "?" and reported, as GNU ls does ("cannot read symbolic link").
  * Returns NFS_EXIT_OK or the exit status of that failure.
@@ -79,6 +114,7 @@ static void ls_free(struct ls_list *l)
 static int print_long(struct cli *c, const char *name, const fattr3 *a, const struct nfs_fh *fh)
 {
 	char mode[11], when[32], target[NFS3_MAXPATHLEN + 1] = "", buf[256];
+	char shown[NFS3_MAXPATHLEN + 1];
 	time_t t = (time_t)a->mtime.seconds;
 	struct nfs_status st = nfs_ok();
 	struct tm tm;
@@ -89,12 +125,17 @@ static int print_long(struct cli *c, const char *name, const fattr3 *a, const st
 		st = nfs3_readlink(c->s, NULL, fh, target);
 	if (nfs_failed(st)) {
 		snprintf(target, sizeof(target), "?");
-		cli_msg("cannot read symbolic link %s: %s", name,
+		cli_msg("cannot read symbolic link %s: %s", msg_name(c, name, shown, sizeof(shown)),
 			nfs_status_message(st, buf, sizeof(buf)));
 	}
-	printf("%s %3u %5u %5u %12llu %s %s%s%s\n", mode, a->nlink, a->uid, a->gid,
-	       (unsigned long long)a->size, when, name, a->type == NF3LNK ? " -> " : "",
-	       a->type == NF3LNK ? target : "");
+	printf("%s %3u %5u %5u %12llu %s ", mode, a->nlink, a->uid, a->gid,
+	       (unsigned long long)a->size, when);
+	put_name(c, name);
+	if (a->type == NF3LNK) {
+		fputs(" -> ", stdout);
+		put_name(c, target);
+	}
+	putchar('\n');
 	return nfs_failed(st) ? (int)nfs_status_exit(st) : NFS_EXIT_OK;
 }
 
@@ -125,13 +166,15 @@ static struct nfs_status complete_entry(struct cli *c, const struct nfs_fh *dir,
 }
 
 /*
- * A printf just failed and stdio dropped what it held, so main's last
- * flush would find nothing to say: the error is reported here, once.
+ * A write to stdout just failed: the error is reported here, once, and
+ * what stdio still holds is dropped (printf drops it itself, putchar does
+ * not), so main's last flush has nothing to write or report.
  */
 static int output_failed(const struct cli *c, int err)
 {
 	cli_output_failed(err);
 	clearerr(stdout);
+	__fpurge(stdout);
 	return cli_fail(c, "write error", nfs_local_err(err));
 }
 
@@ -139,6 +182,7 @@ static int list_dir(struct cli *c, const char *path, const struct nfs_node *dir,
 {
 	struct ls_list l = { NULL, 0, 0, false };
 	struct nfs_status st = nfs3_readdir(c->s, &dir->fh, long_list, LS_REPLY_BYTES, ls_collect, &l);
+	char shown[NFS3_MAXPATHLEN + 1];
 	int rc = NFS_EXIT_OK, err;
 	bool broken;
 
@@ -157,12 +201,13 @@ static int list_dir(struct cli *c, const char *path, const struct nfs_node *dir,
 		struct ls_entry *e = &l.v[i];
 
 		if (!long_list) {
-			printf("%s\n", e->name);
+			put_name(c, e->name);
+			putchar('\n');
 			continue;
 		}
 		st = complete_entry(c, &dir->fh, e);
 		if (nfs_failed(st))
-			rc = exit_worse(rc, cli_fail(c, e->name, st));
+			rc = exit_worse(rc, cli_fail(c, msg_name(c, e->name, shown, sizeof(shown)), st));
 		else
 			rc = exit_worse(rc, print_long(c, e->name, &e->attr, &e->fh));
 	}

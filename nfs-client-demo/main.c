@@ -275,6 +275,8 @@ int main(int argc, char **argv)
 
 	argv[0] = (char *)CLI_NAME; /* getopt's own messages name the program, not its path */
 	cli_sigpipe_mask(SIG_BLOCK); /* before any thread: each inherits it (cli_output_failed says why) */
+	c.stdout_tty = isatty(STDOUT_FILENO);
+	c.stderr_tty = isatty(STDERR_FILENO);
 	while ((opt = getopt_long(argc, argv, "+vj:h", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'v': c.verbose = true; break;
