@@ -12,15 +12,20 @@
 
 #include "nfs_proc.h"
 
+void cli_vmsg(const char *fmt, va_list ap)
+{
+	fputs(CLI_NAME ": ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void cli_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs(CLI_NAME ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_vmsg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void cli_sigpipe_mask(int how)

@@ -6,6 +6,7 @@
 #ifndef NFS_CLIENT_DEMO_CLI_H
 #define NFS_CLIENT_DEMO_CLI_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -56,6 +57,7 @@ void cli_sigpipe_mask(int how);
 
 /* "nfs-client-demo: " + the formatted text + newline, to stderr. */
 void cli_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_vmsg(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /* mode_string - "drwxr-xr-x" for an NFSv3 type and mode (11 bytes with the NUL). */
 void cli_mode_string(ftype3 type, uint32_t mode, char out[11]);

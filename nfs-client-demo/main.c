@@ -70,11 +70,9 @@ static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs(CLI_NAME ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_vmsg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	try_help();
 	return NFS_EXIT_USAGE;
 }
