@@ -127,6 +127,14 @@ static struct nfs_status get_write(struct transfer *t, const char *buf, uint32_t
 }
 
 /* READ [off, off + len), short reads continued; an early eof is recorded. */
+/* *@at = min(*@at, @off) under the transfer's lock (eof_at, fail_at). */
+static void lower_to(struct transfer *t, uint64_t *at, uint64_t off)
+{
+	pthread_mutex_lock(&t->lock);
+	*at = min_u64(*at, off);
+	pthread_mutex_unlock(&t->lock);
+}
+
 static struct nfs_status get_range(struct transfer *t, CLIENT *cl, char *buf, uint64_t off,
 				   uint32_t len)
 {
@@ -139,20 +147,14 @@ static struct nfs_status get_range(struct transfer *t, CLIENT *cl, char *buf, ui
 		if (!nfs_failed(st))
 			st = get_write(t, buf, got, off);
 		if (nfs_failed(st)) {
-			pthread_mutex_lock(&t->lock);
-			if (off < t->fail_at)
-				t->fail_at = off;
-			pthread_mutex_unlock(&t->lock);
+			lower_to(t, &t->fail_at, off);
 			break;
 		}
 		record(t, st, got);
 		off += got;
 		len -= got;
 		if (len && eof) { /* nothing without eof is an error (nfs3_read) */
-			pthread_mutex_lock(&t->lock);
-			if (off < t->eof_at)
-				t->eof_at = off;
-			pthread_mutex_unlock(&t->lock);
+			lower_to(t, &t->eof_at, off);
 			break;
 		}
 	}
