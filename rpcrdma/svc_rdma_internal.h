@@ -190,7 +190,8 @@ void svc_rdma_send_error(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint
  * Returns TRUE when @msg was sent; FALSE when there was no call to
  * answer, the connection died, the reply did not fit the client's
  * chunks (answered ERR_CHUNK), or its results could not be marshalled
- * (answered SYSTEM_ERR).
+ * or given a reply buffer (answered SYSTEM_ERR; the connection ends when
+ * even that finds no buffer).
  */
 bool_t svc_rdma_reply_auth(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAUTH *auth);
 /* xp_reply: svc_rdma_reply_auth with the credential libtirpc authenticated. */

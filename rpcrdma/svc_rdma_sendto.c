@@ -258,7 +258,6 @@ static int svc_rdma_reply_nomsg(struct svc_rdma_conn *c, struct svc_rdma_reply *
 static int svc_rdma_reply_buf(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
 {
 	uint64_t len = c->send_cap;
-	int rc;
 
 	for (uint32_t i = 0; i < r->plan.nwrites; i++)
 		len += r->plan.writes[i].length;
@@ -266,9 +265,9 @@ static int svc_rdma_reply_buf(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
 		len += r->plan.body_len;
 	if (len > UINT32_MAX)
 		return -EPROTO;
-	rc = rpcrdma_replybufs_get(&c->replies, (uint32_t)len, &r->buf);
-	if (rc)
-		return rc;
+	/* Whatever failed (mapping, registration under RLIMIT_MEMLOCK), the server lacks memory. */
+	if (rpcrdma_replybufs_get(&c->replies, (uint32_t)len, &r->buf))
+		return -ENOMEM;
 	r->data = r->buf->addr + c->send_cap;
 	return 0;
 }
@@ -291,7 +290,8 @@ static int svc_rdma_reply_post(struct svc_rdma_conn *c, struct svc_rdma_reply *r
 
 /*
  * Plan, stage every byte in a reply buffer, then post the Writes and
- * the Send.  Returns 0, -EPROTO (answer ERR_CHUNK) or -errno.  Nothing
+ * the Send.  Returns 0, -EPROTO (answer ERR_CHUNK), -ENOMEM (no reply
+ * buffer: answer SYSTEM_ERR if that fits one) or -errno.  Nothing
  * is posted before every check has passed, so a failure leaves r->buf
  * unused; a failed post kills the connection (its buffer is freed after
  * the QP, in svc_rdma_conn_free).
@@ -390,7 +390,14 @@ bool_t svc_rdma_reply_auth(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAUTH
 		rc = svc_rdma_reply_send(c, r);
 	rpcrdma_replybufs_put(&c->replies, r->buf); /* set only when nothing was posted */
 	r->buf = NULL;
-	if (rc == -EPROTO || rc == -ENOMEM)
+	/* No memory for the results' buffer: the short SYSTEM_ERR may still fit one. */
+	if (rc == -ENOMEM && marshalled && svc_rdma_marshal_system_err(c, msg, &r->s)) {
+		marshalled = false;
+		rc = svc_rdma_reply_send(c, r);
+		rpcrdma_replybufs_put(&c->replies, r->buf);
+		r->buf = NULL;
+	}
+	if (rc == -EPROTO)
 		svc_rdma_send_error(c, cl, xid, requested, ERR_CHUNK);
 	else if (rc)
 		svc_rdma_conn_kill(c, "a reply could not be sent", -rc);

@@ -13,6 +13,12 @@
  *                              ECHO, a position-zero read chunk ECHO, READ
  *                              (a write chunk) and LONG_RES (a reply chunk),
  *                              each answer checked; exit 0 when all are right.
+ *   rpc_server --starved ADDR PORT BYTES
+ *                              one CLIENT against a server that cannot
+ *                              register BYTES more: NULL and an inline ECHO
+ *                              succeed, READ and LONG_RES of BYTES fail with
+ *                              RPC_SYSTEMERROR, then NULL and ECHO succeed
+ *                              again; exit 0 when all went so.
  *   rpc_server --watch ADDR PORT LIMIT_MS
  *                              a well-behaved client under attack, until
  *                              SIGTERM or SIGINT: one CLIENT calls NULL, an
@@ -61,6 +67,15 @@ static int serve(int naddr, char **addrs)
 
 /* ---- the well-behaved client ----------------------------------------------------- */
 
+static CLIENT *client_connect(const struct sockaddr_storage *ss)
+{
+	struct rpcrdma_options o;
+
+	rpcrdma_options_init(&o);
+	o.ulb = &rdmatest_ulb;
+	return clnt_rdma_tli_create((const struct sockaddr *)ss, RDMATEST_PROG, RDMATEST_V1, &o);
+}
+
 static int check_echo(CLIENT *cl, uint32_t len)
 {
 	rdmatest_data arg, res = { 0 };
@@ -86,7 +101,17 @@ static int check_echo(CLIENT *cl, uint32_t len)
 	return bad;
 }
 
-static int check_read(CLIENT *cl, uint32_t count)
+/* Say how a call that should have failed with @want ended; 1 unless it did. */
+static int check_failed(const char *what, uint32_t n, const char *unit, enum clnt_stat st,
+			enum clnt_stat want)
+{
+	fprintf(stderr, "rpc_server: check: %s of %u %s: %s (want: %s)\n", what, n, unit,
+		clnt_sperrno(st), clnt_sperrno(want));
+	return st != want;
+}
+
+/* READ of @count bytes (a write chunk): the right data, or failure with @want. */
+static int check_read(CLIENT *cl, uint32_t count, enum clnt_stat want)
 {
 	rdmatest_read_args arg = { .count = count, .seed = 7 };
 	rdmatest_read_res res;
@@ -96,11 +121,13 @@ static int check_read(CLIENT *cl, uint32_t count)
 	memset(&res, 0, sizeof(res));
 	st = clnt_call(cl, RDMATEST_READ, (xdrproc_t)xdr_rdmatest_read_args, (char *)&arg,
 		       (xdrproc_t)xdr_rdmatest_read_res, (char *)&res, check_timeout);
-	if (st != RPC_SUCCESS || res.data.rdmatest_data_len != count)
+	if (want != RPC_SUCCESS)
+		bad = check_failed("READ", count, "bytes", st, want);
+	else if (st != RPC_SUCCESS || res.data.rdmatest_data_len != count)
 		bad = 1;
-	for (uint32_t i = 0; !bad && i < count; i++)
+	for (uint32_t i = 0; !bad && want == RPC_SUCCESS && i < count; i++)
 		bad = (uint8_t)res.data.rdmatest_data_val[i] != rdmatest_gen_byte(7, i);
-	if (bad)
+	if (bad && want == RPC_SUCCESS)
 		fprintf(stderr, "rpc_server: check: READ of %u bytes: %s\n", count,
 			st != RPC_SUCCESS ? clnt_sperrno(st) : "wrong data");
 	if (st == RPC_SUCCESS)
@@ -108,7 +135,8 @@ static int check_read(CLIENT *cl, uint32_t count)
 	return bad;
 }
 
-static int check_long_res(CLIENT *cl, uint32_t words)
+/* LONG_RES of @words (a reply chunk): the right words, or failure with @want. */
+static int check_long_res(CLIENT *cl, uint32_t words, enum clnt_stat want)
 {
 	rdmatest_read_args arg = { .count = words, .seed = 9 };
 	rdmatest_words res;
@@ -118,11 +146,13 @@ static int check_long_res(CLIENT *cl, uint32_t words)
 	memset(&res, 0, sizeof(res));
 	st = clnt_call(cl, RDMATEST_LONG_RES, (xdrproc_t)xdr_rdmatest_read_args, (char *)&arg,
 		       (xdrproc_t)xdr_rdmatest_words, (char *)&res, check_timeout);
-	if (st != RPC_SUCCESS || res.rdmatest_words_len != words)
+	if (want != RPC_SUCCESS)
+		bad = check_failed("LONG_RES", words, "words", st, want);
+	else if (st != RPC_SUCCESS || res.rdmatest_words_len != words)
 		bad = 1;
-	for (uint32_t i = 0; !bad && i < words; i++)
+	for (uint32_t i = 0; !bad && want == RPC_SUCCESS && i < words; i++)
 		bad = res.rdmatest_words_val[i] != rdmatest_gen_word(9, i);
-	if (bad)
+	if (bad && want == RPC_SUCCESS)
 		fprintf(stderr, "rpc_server: check: LONG_RES of %u words: %s\n", words,
 			st != RPC_SUCCESS ? clnt_sperrno(st) : "wrong data");
 	if (st == RPC_SUCCESS)
@@ -133,7 +163,6 @@ static int check_long_res(CLIENT *cl, uint32_t words)
 static int check(const char *addr, const char *port)
 {
 	struct sockaddr_storage ss;
-	struct rpcrdma_options o;
 	CLIENT *cl;
 	int bad = 0;
 
@@ -142,9 +171,7 @@ static int check(const char *addr, const char *port)
 		return 2;
 	}
 	rdmatest_raise_memlock();
-	rpcrdma_options_init(&o);
-	o.ulb = &rdmatest_ulb;
-	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, RDMATEST_PROG, RDMATEST_V1, &o);
+	cl = client_connect(&ss);
 	if (!cl) {
 		fprintf(stderr, "rpc_server: check: %s", clnt_spcreateerror(addr));
 		return 1;
@@ -155,8 +182,46 @@ static int check(const char *addr, const char *port)
 	}
 	bad |= check_echo(cl, 100);       /* inline */
 	bad |= check_echo(cl, 20000);     /* position-zero read chunk and reply chunk */
-	bad |= check_read(cl, 65536);     /* write chunk */
-	bad |= check_long_res(cl, 4096);  /* reply chunk */
+	bad |= check_read(cl, 65536, RPC_SUCCESS);    /* write chunk */
+	bad |= check_long_res(cl, 4096, RPC_SUCCESS); /* reply chunk */
+	clnt_destroy(cl);
+	return bad;
+}
+
+/*
+ * Against a server that cannot register @bytes more (RLIMIT_MEMLOCK):
+ * small calls work, READ and LONG_RES of @bytes fail with SYSTEM_ERR,
+ * and small calls work again on the same CLIENT.
+ */
+static int check_starved(const char *addr, const char *port, const char *bytes)
+{
+	struct sockaddr_storage ss;
+	unsigned long n = strtoul(bytes, NULL, 10);
+	CLIENT *cl;
+	int bad = 0;
+
+	if (!rdmatest_parse_addr(addr, (uint16_t)strtoul(port, NULL, 10), &ss) || n < 4 ||
+	    n > UINT32_MAX) {
+		fprintf(stderr, "rpc_server: invalid address '%s' or size '%s'\n", addr, bytes);
+		return 2;
+	}
+	rdmatest_raise_memlock();
+	cl = client_connect(&ss);
+	if (!cl) {
+		fprintf(stderr, "rpc_server: check: %s", clnt_spcreateerror(addr));
+		return 1;
+	}
+	for (int round = 0; round < 2; round++) {
+		if (rdmatest_call_null(cl, check_timeout) != RPC_SUCCESS) {
+			fprintf(stderr, "rpc_server: check: NULL failed\n");
+			bad = 1;
+		}
+		bad |= check_echo(cl, 100);
+		if (round == 0) {
+			bad |= check_read(cl, (uint32_t)n, RPC_SYSTEMERROR);
+			bad |= check_long_res(cl, (uint32_t)n / 4, RPC_SYSTEMERROR);
+		}
+	}
 	clnt_destroy(cl);
 	return bad;
 }
@@ -169,15 +234,6 @@ static void watch_on_signal(int sig)
 {
 	(void)sig;
 	watch_stop = 1;
-}
-
-static CLIENT *watch_connect(const struct sockaddr_storage *ss)
-{
-	struct rpcrdma_options o;
-
-	rpcrdma_options_init(&o);
-	o.ulb = &rdmatest_ulb;
-	return clnt_rdma_tli_create((const struct sockaddr *)ss, RDMATEST_PROG, RDMATEST_V1, &o);
 }
 
 struct watch_stats {
@@ -218,7 +274,7 @@ static int watch(const char *addr, const char *port, const char *limit_ms)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	rdmatest_raise_memlock();
-	cl = watch_connect(&ss);
+	cl = client_connect(&ss);
 	if (!cl) {
 		fprintf(stderr, "rpc_server: watch: %s", clnt_spcreateerror(addr));
 		return 1;
@@ -239,7 +295,7 @@ static int watch(const char *addr, const char *port, const char *limit_ms)
 			continue;
 		t0 = rdmatest_now();
 		next_connect = t0 + 1;
-		fresh = watch_connect(&ss);
+		fresh = client_connect(&ss);
 		watch_note(&w, "a new CLIENT's connect and NULL",
 			   fresh && rdmatest_call_null(fresh, check_timeout) == RPC_SUCCESS, t0, limit,
 			   &w.slowest_connect);
@@ -261,9 +317,12 @@ int main(int argc, char **argv)
 		return check(argv[2], argv[3]);
 	if (argc == 5 && !strcmp(argv[1], "--watch"))
 		return watch(argv[2], argv[3], argv[4]);
+	if (argc == 5 && !strcmp(argv[1], "--starved"))
+		return check_starved(argv[2], argv[3], argv[4]);
 	if (argc >= 2 && argv[1][0] != '-')
 		return serve(argc - 1, argv + 1);
 	fprintf(stderr, "usage: rpc_server ADDR...\n       rpc_server --check ADDR PORT\n"
-			"       rpc_server --watch ADDR PORT LIMIT_MS\n");
+			"       rpc_server --watch ADDR PORT LIMIT_MS\n"
+			"       rpc_server --starved ADDR PORT BYTES\n");
 	return 2;
 }
