@@ -679,9 +679,7 @@ int clnt_rdma_getinfo(CLIENT *cl, struct rpcrdma_conn_info *info)
 static CLIENT *clnt_rdma_create_fail(struct rpcrdma_clnt *ct, CLIENT *cl, enum clnt_stat st,
 				     int err)
 {
-	rpc_createerr.cf_stat = st;
-	rpc_createerr.cf_error.re_status = st;
-	rpc_createerr.cf_error.re_errno = err;
+	rpcrdma_createerr_set(st, err);
 	clnt_rdma_free(ct);
 	if (cl) {
 		free(cl->cl_netid);

@@ -34,8 +34,7 @@ static CLIENT *local_rpcbind(void)
 	if (fd < 0)
 		return NULL;
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		rpc_createerr.cf_stat = RPC_SYSTEMERROR;
-		rpc_createerr.cf_error.re_errno = errno;
+		rpcrdma_createerr_set(RPC_SYSTEMERROR, errno);
 		close(fd);
 		return NULL;
 	}
@@ -129,12 +128,10 @@ static CLIENT *remote_rpcbind(const char *host, int family)
 	}
 	if (!createerr_found_nothing(&first_err))
 		rpc_createerr = first_err;
-	if (rpc_createerr.cf_stat == RPC_SYSTEMERROR) {
-		rpc_createerr.cf_error.re_status = RPC_SYSTEMERROR;
-	} else if (rpc_createerr.cf_stat != RPC_PMAPFAILURE && rpc_createerr.cf_stat != RPC_RPCBFAILURE) {
-		rpc_createerr.cf_error.re_status = rpc_createerr.cf_stat;
-		rpc_createerr.cf_error.re_errno = EHOSTUNREACH;
-	}
+	if (rpc_createerr.cf_stat == RPC_SYSTEMERROR)
+		rpcrdma_createerr_set(RPC_SYSTEMERROR, rpc_createerr.cf_error.re_errno);
+	else if (rpc_createerr.cf_stat != RPC_PMAPFAILURE && rpc_createerr.cf_stat != RPC_RPCBFAILURE)
+		rpcrdma_createerr_set(rpc_createerr.cf_stat, EHOSTUNREACH);
 	return NULL;
 }
 
@@ -183,11 +180,8 @@ static int merge_wildcard(CLIENT *clnt, const char *host, struct sockaddr_storag
 		rc = rpcrdma_rpcb_merge(out, ai->ai_addr) ? -EADDRNOTAVAIL : 0;
 		freeaddrinfo(ai);
 	}
-	if (rc) {
-		rpc_createerr.cf_stat = RPC_UNKNOWNHOST;
-		rpc_createerr.cf_error.re_status = RPC_UNKNOWNHOST;
-		rpc_createerr.cf_error.re_errno = EADDRNOTAVAIL;
-	}
+	if (rc)
+		rpcrdma_createerr_set(RPC_UNKNOWNHOST, EADDRNOTAVAIL);
 	return rc;
 }
 

@@ -672,9 +672,7 @@ static const struct xp_ops svc_rdma_listener_ops = {
 
 static SVCXPRT *svc_rdma_create_fail(struct svc_rdma_listener *ls, int err)
 {
-	rpc_createerr.cf_stat = RPC_SYSTEMERROR;
-	rpc_createerr.cf_error.re_status = RPC_SYSTEMERROR;
-	rpc_createerr.cf_error.re_errno = err;
+	rpcrdma_createerr_set(RPC_SYSTEMERROR, err);
 	svc_rdma_listener_free(ls);
 	return NULL;
 }

@@ -32,6 +32,13 @@ bool rpcrdma_auth_pipelined(enum_t flavor)
 	return flavor == AUTH_NONE || flavor == AUTH_SYS;
 }
 
+void rpcrdma_createerr_set(enum clnt_stat st, int err)
+{
+	rpc_createerr.cf_stat = st;
+	rpc_createerr.cf_error.re_status = st;
+	rpc_createerr.cf_error.re_errno = err;
+}
+
 uint32_t rpcrdma_mask_count(uint32_t mask)
 {
 	return (uint32_t)__builtin_popcount(mask);

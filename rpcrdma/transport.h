@@ -31,6 +31,9 @@
 /* struct rpc_createerr: libtirpc's macro rpc_createerr hides the tag's name. */
 typedef __typeof__(rpc_createerr) rpcrdma_createerr;
 
+/* Report a failed create in this thread's rpc_createerr: @st, with errno @err. */
+void rpcrdma_createerr_set(enum clnt_stat st, int err);
+
 /* The binding of @proc in @ulb, or NULL (also for a NULL @ulb). */
 const struct rpcrdma_ulb_proc *rpcrdma_ulb_proc_find(const struct rpcrdma_ulb *ulb,
 						     rpcproc_t proc);
