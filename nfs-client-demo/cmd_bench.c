@@ -153,7 +153,7 @@ static struct nfs_status bench_file(struct bench *b)
 
 	if (b->kind == BENCH_READ && !nfs_failed(st) && b->file.attr.size >= BENCH_REGION)
 		return st;
-	st = nfs3_create(s, &s->root, BENCH_FILE, 0644, false, &b->file);
+	st = nfs3_create(s, &s->root, BENCH_FILE, 0644, NULL, &b->file, NULL);
 	if (nfs_failed(st) || b->kind == BENCH_WRITE)
 		return st;
 	buf = calloc(1, s->wsize);

@@ -9,7 +9,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nfs_proc.h"
@@ -68,12 +70,32 @@ int cmd_get(struct cli *c, const struct cli_command *cmd)
 	return NFS_EXIT_OK;
 }
 
-/* The remote file for put: truncated if it exists, created (GUARDED) if not. */
+/* The verifier of put's EXCLUSIVE create: what matters is that a resend repeats it. */
+static void put_verifier(char verf[NFS3_CREATEVERFSIZE])
+{
+	struct timespec ts;
+	uint32_t w[2];
+
+	if (getrandom(verf, NFS3_CREATEVERFSIZE, GRND_NONBLOCK) == NFS3_CREATEVERFSIZE)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	w[0] = (uint32_t)ts.tv_sec;
+	w[1] = (uint32_t)ts.tv_nsec ^ ((uint32_t)getpid() << 8);
+	memcpy(verf, w, NFS3_CREATEVERFSIZE);
+}
+
+/*
+ * The remote file for put: truncated if it exists, created if not
+ * (EXCLUSIVE, so that a CREATE sent again on a new connection finds
+ * its own file instead of failing with NFS3ERR_EXIST).  *@created
+ * once the CREATE succeeded, even if what follows it failed.
+ */
 static struct nfs_status put_target(struct cli *c, const char *remote, uint32_t mode,
 				    struct nfs_node *dir, char *name, struct nfs_node *out,
 				    bool *created)
 {
 	struct nfs_status st = nfs_lookup_parent(c->s, remote, dir, name);
+	char verf[NFS3_CREATEVERFSIZE];
 
 	*created = false;
 	if (nfs_failed(st))
@@ -82,12 +104,11 @@ static struct nfs_status put_target(struct cli *c, const char *remote, uint32_t 
 	if (!nfs_failed(st) && out->attr.type == NF3DIR)
 		return nfs_err(NFS3ERR_ISDIR);
 	if (!nfs_failed(st))
-		return nfs3_create(c->s, &dir->fh, name, mode, false, out);
+		return nfs3_create(c->s, &dir->fh, name, mode, NULL, out, NULL);
 	if (!nfs_is(st, NFS3ERR_NOENT))
 		return st;
-	st = nfs3_create(c->s, &dir->fh, name, mode, true, out);
-	*created = !nfs_failed(st);
-	return st;
+	put_verifier(verf);
+	return nfs3_create(c->s, &dir->fh, name, mode, verf, out, created);
 }
 
 int cmd_put(struct cli *c, const struct cli_command *cmd)
@@ -120,6 +141,8 @@ int cmd_put(struct cli *c, const struct cli_command *cmd)
 	st = put_target(c, remote, sb.st_mode & 0777, &dir, name, &n, &created);
 	if (nfs_failed(st)) {
 		close(fd);
+		if (created)
+			nfs3_remove(c->s, &dir.fh, name);
 		return cli_fail(c, remote, st);
 	}
 	t0 = progress_now();

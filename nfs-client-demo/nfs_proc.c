@@ -227,8 +227,29 @@ struct nfs_status nfs3_commit(struct nfs_session *s, CLIENT *cl, const struct nf
 	return NFS3_RELEASE(s, cl, COMMIT3, &r, st);
 }
 
+/*
+ * After an EXCLUSIVE CREATE: the mode it could not carry, and both times,
+ * where the server kept the verifier (RFC 1813 section 3.3.8).
+ */
+static struct nfs_status nfs3_setattr_created(struct nfs_session *s, uint32_t mode,
+					      struct nfs_node *n)
+{
+	SETATTR3args a = { .new_attributes = mode_attr(mode) };
+	SETATTR3res r;
+	struct nfs_status st;
+	const wcc_data *wcc = &r.SETATTR3res_u.resok.obj_wcc;
+
+	nfs_fh_to_xdr(&n->fh, &a.object);
+	a.new_attributes.atime.set_it = SET_TO_SERVER_TIME;
+	a.new_attributes.mtime.set_it = SET_TO_SERVER_TIME;
+	st = NFS3_CALL(s, NULL, NFSPROC3_SETATTR, SETATTR3, &a, &r);
+	if (!nfs_failed(st) && wcc->after.attributes_follow)
+		n->attr = wcc->after.post_op_attr_u.attributes;
+	return NFS3_RELEASE(s, NULL, SETATTR3, &r, st);
+}
+
 struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
-			      uint32_t mode, bool guarded, struct nfs_node *out)
+			      uint32_t mode, const char *verf, struct nfs_node *out, bool *made)
 {
 	CREATE3args a = { .where = dirop(dir, name) };
 	CREATE3res r;
@@ -236,10 +257,17 @@ struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, c
 	const CREATE3resok *ok = &r.CREATE3res_u.resok;
 	bool bad = false;
 
-	a.how.mode = guarded ? GUARDED : UNCHECKED;
-	a.how.createhow3_u.obj_attributes = mode_attr(mode);
-	a.how.createhow3_u.obj_attributes.size.set_it = !guarded;
+	if (verf) {
+		a.how.mode = EXCLUSIVE;
+		memcpy(a.how.createhow3_u.verf, verf, NFS3_CREATEVERFSIZE);
+	} else {
+		a.how.mode = UNCHECKED;
+		a.how.createhow3_u.obj_attributes = mode_attr(mode);
+		a.how.createhow3_u.obj_attributes.size.set_it = TRUE;
+	}
 	st = NFS3_CALL(s, NULL, NFSPROC3_CREATE, CREATE3, &a, &r);
+	if (made)
+		*made = !nfs_failed(st);
 	if (!nfs_failed(st)) {
 		memset(&out->attr, 0, sizeof(out->attr));
 		if (ok->obj_attributes.attributes_follow)
@@ -255,6 +283,8 @@ struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, c
 		return nfs_err(NFS3ERR_BADHANDLE);
 	if (!nfs_failed(st) && out->fh.len == 0)
 		st = nfs3_lookup(s, dir, name, out);
+	if (!nfs_failed(st) && verf)
+		st = nfs3_setattr_created(s, mode, out);
 	return st;
 }
 

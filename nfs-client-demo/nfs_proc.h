@@ -60,9 +60,16 @@ struct nfs_status nfs3_write(struct nfs_session *s, CLIENT *cl, const struct nfs
 struct nfs_status nfs3_commit(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
 			      char verf[NFS3_WRITEVERFSIZE]);
 
-/* nfs3_create - GUARDED (fails with NFS3ERR_EXIST) or UNCHECKED with size 0 (truncates). */
+/*
+ * nfs3_create - with @verf (NFS3_CREATEVERFSIZE bytes) EXCLUSIVE, then
+ * SETATTR of @mode and both times: fails with NFS3ERR_EXIST if the file
+ * exists, but the same call sent again (after a lost connection, past
+ * the server's reply cache) succeeds.  Without @verf UNCHECKED with size
+ * 0 (truncates).  *@made (if not NULL) says whether the CREATE itself
+ * succeeded, also when the LOOKUP or SETATTR after it failed.
+ */
 struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
-			      uint32_t mode, bool guarded, struct nfs_node *out);
+			      uint32_t mode, const char *verf, struct nfs_node *out, bool *made);
 struct nfs_status nfs3_mkdir(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
 			     uint32_t mode);
 struct nfs_status nfs3_symlink(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
