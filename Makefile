@@ -135,7 +135,8 @@ $(GEN)/asan/%_xdr.o: $(GEN)/%_xdr.c $(GEN)/%.h
 
 # ---- unit tests (Criterion) ---------------------------------------------------
 # nfs-client-demo/build.mk adds the demo's I/O-free modules to the unit tests
-# and fuzz targets (UNIT_EXTRA_SRCS, UNIT_EXTRA_CFLAGS).
+# and fuzz targets (UNIT_EXTRA_SRCS, UNIT_EXTRA_CFLAGS), and to the unit tests
+# alone the ones whose session calls a test supplies (UNIT_ONLY_SRCS).
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
 # rpcgen XDR the unit tests and fuzz targets link: the test program's, and NFSv3's (the demo's procedures)
@@ -143,7 +144,7 @@ UNIT_XDR := rdmatest nfs3
 
 $(UNIT_BIN): $(UNIT_SRCS) $(STATIC_LIB) $(UNIT_XDR:%=$(GEN)/obj/%_xdr.o) tests/unit/*.h
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(UNIT_EXTRA_SRCS) $(UNIT_XDR:%=$(GEN)/obj/%_xdr.o) $(STATIC_LIB) $(PKG_LIBS) $(CRIT_LIBS) -o $@
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(UNIT_EXTRA_SRCS) $(UNIT_ONLY_SRCS) $(UNIT_XDR:%=$(GEN)/obj/%_xdr.o) $(STATIC_LIB) $(PKG_LIBS) $(CRIT_LIBS) -lpthread -o $@
 
 $(B)/asan/%.o: %.c $(LIB_HDRS)
 	@mkdir -p $(@D)
@@ -151,7 +152,7 @@ $(B)/asan/%.o: %.c $(LIB_HDRS)
 
 $(ASAN_UNIT_BIN): $(UNIT_SRCS) $(ASAN_OBJS) $(UNIT_XDR:%=$(GEN)/asan/%_xdr.o) tests/unit/*.h
 	@mkdir -p $(@D)
-	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(UNIT_EXTRA_SRCS) $(UNIT_XDR:%=$(GEN)/asan/%_xdr.o) $(ASAN_OBJS) $(PKG_LIBS) $(CRIT_LIBS) -o $@
+	$(CLANG) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $(UNIT_SRCS) $(UNIT_EXTRA_SRCS) $(UNIT_ONLY_SRCS) $(UNIT_XDR:%=$(GEN)/asan/%_xdr.o) $(ASAN_OBJS) $(PKG_LIBS) $(CRIT_LIBS) -lpthread -o $@
 
 unit-tests: need-pkgs $(UNIT_BIN)
 	$(UNIT_BIN) --jobs 2

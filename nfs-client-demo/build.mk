@@ -33,8 +33,14 @@ demo-bin: need-build-pkgs $(DEMO_BIN)
 
 VMTEST_DEPS += demo-bin
 
+# The pipelined copy, whose worker clients (nfs_session.c, which
+# connects) tests/unit/test_nfs_transfer.c supplies: unit tests only.
+DEMO_TRANSFER  := nfs-client-demo/nfs_transfer.c
+
 # Both are compiled into the unit tests and fuzz targets
 # (tests/unit/test_nfs_*.c, test_progress.c, tests/fuzz/fuzz_nfs_*.c).
 UNIT_EXTRA_SRCS    += $(DEMO_CORE) $(DEMO_PROCS)
+UNIT_ONLY_SRCS     += $(DEMO_TRANSFER)
 UNIT_EXTRA_CFLAGS  += -Infs-client-demo
 $(UNIT_BIN) $(ASAN_UNIT_BIN) $(FUZZ_BINS): $(DEMO_CORE) $(DEMO_PROCS) $(DEMO_HDRS) $(NFS_XDR_HDRS)
+$(UNIT_BIN) $(ASAN_UNIT_BIN): $(DEMO_TRANSFER)

@@ -70,7 +70,7 @@ static uint64_t next_offset(struct bench *b)
 
 static struct nfs_status one_call(struct bench *b, CLIENT *cl, char *buf)
 {
-	char verf[NFS3_WRITEVERFSIZE];
+	struct nfs_write_res w;
 	uint32_t n;
 	bool eof;
 	fattr3 a;
@@ -80,7 +80,7 @@ static struct nfs_status one_call(struct bench *b, CLIENT *cl, char *buf)
 		return nfs3_read(b->c->s, cl, &b->file.fh, next_offset(b), b->size, buf, &n, &eof);
 	case BENCH_WRITE:
 		return nfs3_write(b->c->s, cl, &b->file.fh, next_offset(b), buf, b->size, UNSTABLE,
-				  &n, verf);
+				  &w);
 	case BENCH_GETATTR:
 		break;
 	}
@@ -148,8 +148,8 @@ static struct nfs_status bench_file(struct bench *b)
 {
 	struct nfs_session *s = b->c->s;
 	struct nfs_status st = nfs3_lookup(s, &s->root, BENCH_FILE, &b->file);
-	char verf[NFS3_WRITEVERFSIZE], *buf;
-	uint32_t n;
+	struct nfs_write_res w = { 0 };
+	char *buf;
 
 	if (b->kind == BENCH_READ && !nfs_failed(st) && b->file.attr.size >= BENCH_REGION)
 		return st;
@@ -159,13 +159,13 @@ static struct nfs_status bench_file(struct bench *b)
 	buf = calloc(1, s->wsize);
 	if (!buf)
 		return nfs_local_err(ENOMEM);
-	for (uint64_t off = 0; off < BENCH_REGION && !nfs_failed(st); off += n) {
-		st = nfs3_write(s, NULL, &b->file.fh, off, buf, s->wsize, UNSTABLE, &n, verf);
-		if (!nfs_failed(st) && n == 0)
+	for (uint64_t off = 0; off < BENCH_REGION && !nfs_failed(st); off += w.done) {
+		st = nfs3_write(s, NULL, &b->file.fh, off, buf, s->wsize, UNSTABLE, &w);
+		if (!nfs_failed(st) && w.done == 0)
 			st = nfs_err(NFS3ERR_IO);
 	}
 	free(buf);
-	return nfs_failed(st) ? st : nfs3_commit(s, NULL, &b->file.fh, verf);
+	return nfs_failed(st) ? st : nfs3_commit(s, NULL, &b->file.fh, w.verf);
 }
 
 static struct nfs_status bench_run(struct bench *b, struct bench_thread *t, unsigned int nt,

@@ -190,7 +190,7 @@ struct nfs_status nfs3_read(struct nfs_session *s, CLIENT *cl, const struct nfs_
 
 struct nfs_status nfs3_write(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
 			     uint64_t offset, const void *buf, uint32_t count, stable_how how,
-			     uint32_t *done, char verf[NFS3_WRITEVERFSIZE])
+			     struct nfs_write_res *w)
 {
 	WRITE3args a;
 	WRITE3res r;
@@ -205,8 +205,9 @@ struct nfs_status nfs3_write(struct nfs_session *s, CLIENT *cl, const struct nfs
 	a.data.data_val = (char *)buf;
 	st = NFS3_CALL(s, cl, NFSPROC3_WRITE, WRITE3, &a, &r);
 	if (!nfs_failed(st)) {
-		*done = ok->count > count ? count : ok->count;
-		memcpy(verf, ok->verf, NFS3_WRITEVERFSIZE);
+		w->done = ok->count > count ? count : ok->count;
+		w->committed = ok->committed;
+		memcpy(w->verf, ok->verf, NFS3_WRITEVERFSIZE);
 	}
 	return NFS3_RELEASE(s, cl, WRITE3, &r, st);
 }

@@ -53,10 +53,17 @@ struct nfs_status nfs3_fsstat(struct nfs_session *s, const struct nfs_fh *root, 
 struct nfs_status nfs3_read(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
 			    uint64_t offset, uint32_t count, void *buf, uint32_t *got, bool *eof);
 
-/* nfs3_write - WRITE @count bytes; *@done is what the server wrote, @verf its verifier. */
+/* What a WRITE did: bytes written (at most those sent), how stably, the server's verifier. */
+struct nfs_write_res {
+	uint32_t done;
+	stable_how committed;
+	char verf[NFS3_WRITEVERFSIZE];
+};
+
+/* nfs3_write - WRITE @count bytes at @offset, asking for @how; *@w says what was done. */
 struct nfs_status nfs3_write(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
 			     uint64_t offset, const void *buf, uint32_t count, stable_how how,
-			     uint32_t *done, char verf[NFS3_WRITEVERFSIZE]);
+			     struct nfs_write_res *w);
 struct nfs_status nfs3_commit(struct nfs_session *s, CLIENT *cl, const struct nfs_fh *fh,
 			      char verf[NFS3_WRITEVERFSIZE]);
 

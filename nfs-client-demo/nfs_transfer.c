@@ -34,6 +34,7 @@ struct transfer {
 	struct nfs_status err;
 	bool have_verf, verf_changed;
 	char verf[NFS3_WRITEVERFSIZE];
+	stable_how weakest;     /* put: the least stable answer of the pass */
 };
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -65,14 +66,16 @@ static void record(struct transfer *t, struct nfs_status st, uint64_t moved)
 	pthread_mutex_unlock(&t->lock);
 }
 
-static void record_verf(struct transfer *t, const char verf[NFS3_WRITEVERFSIZE])
+static void record_write(struct transfer *t, const struct nfs_write_res *w)
 {
 	pthread_mutex_lock(&t->lock);
 	if (!t->have_verf)
-		memcpy(t->verf, verf, NFS3_WRITEVERFSIZE);
-	else if (memcmp(t->verf, verf, NFS3_WRITEVERFSIZE))
+		memcpy(t->verf, w->verf, NFS3_WRITEVERFSIZE);
+	else if (memcmp(t->verf, w->verf, NFS3_WRITEVERFSIZE))
 		t->verf_changed = true;
 	t->have_verf = true;
+	if (w->committed < t->weakest)
+		t->weakest = w->committed;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -165,18 +168,18 @@ static struct nfs_status put_range(struct transfer *t, CLIENT *cl, char *buf, ui
 				   uint32_t len)
 {
 	struct nfs_status st = read_local(t->fd, buf, len, off);
-	char verf[NFS3_WRITEVERFSIZE];
-	uint32_t done, pos = 0;
+	struct nfs_write_res w;
+	uint32_t pos = 0;
 
 	while (pos < len && !nfs_failed(st)) {
-		st = nfs3_write(t->s, cl, t->fh, off + pos, buf + pos, len - pos, t->how, &done, verf);
+		st = nfs3_write(t->s, cl, t->fh, off + pos, buf + pos, len - pos, t->how, &w);
 		if (nfs_failed(st))
 			break;
-		if (done == 0)
+		if (w.done == 0)
 			return nfs_err(NFS3ERR_IO);
-		record_verf(t, verf);
-		record(t, st, done);
-		pos += done;
+		record_write(t, &w);
+		record(t, st, w.done);
+		pos += w.done;
 	}
 	return st;
 }
@@ -237,6 +240,7 @@ static struct nfs_status run_pass(struct transfer *t, unsigned int inflight, str
 	t->eof_at = t->fail_at = UINT64_MAX;
 	t->err = nfs_ok();
 	t->have_verf = t->verf_changed = false;
+	t->weakest = FILE_SYNC;
 	if (inflight > NFS_TRANSFER_INFLIGHT_MAX)
 		inflight = NFS_TRANSFER_INFLIGHT_MAX;
 	if (inflight == 0)
@@ -343,6 +347,16 @@ struct nfs_status nfs_transfer_put(struct nfs_session *s, const struct nfs_fh *f
 		res->rewrites++;
 		t.how = FILE_SYNC;
 		st = run_pass(&t, inflight, p, 0);
+		/*
+		 * A server that answered FILE_SYNC WRITEs as less stable owes a
+		 * COMMIT (Linux's client sends one too); if it restarted again
+		 * before that, the data is not known to be there.
+		 */
+		if (!nfs_failed(st) && t.weakest != FILE_SYNC) {
+			st = commit_pass(&t, &stable);
+			if (!nfs_failed(st) && !stable)
+				st = nfs_err(NFS3ERR_IO);
+		}
 	}
 	res->bytes = nfs_failed(st) ? t.moved : size;
 	transfer_destroy(&t);

@@ -38,7 +38,9 @@ struct nfs_status nfs_transfer_get(struct nfs_session *s, const struct nfs_fh *f
  * nfs_transfer_put - WRITE @size bytes of @fd to @fh: UNSTABLE writes,
  * then COMMIT; if the server's write verifier changed meanwhile (it
  * rebooted and may have lost data), everything is written again with
- * FILE_SYNC.  Returns as nfs_transfer_get; NFS_STATUS_LOCAL EIO when @fd
+ * FILE_SYNC, and COMMITted if the server answered any of those WRITEs as
+ * less stable.  Returns as nfs_transfer_get; NFS3ERR_IO when the server
+ * restarted again before that COMMIT; NFS_STATUS_LOCAL EIO when @fd
  * shrank during the copy.
  */
 struct nfs_status nfs_transfer_put(struct nfs_session *s, const struct nfs_fh *fh, int fd,
