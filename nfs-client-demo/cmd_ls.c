@@ -83,27 +83,31 @@ static bool shown_as_is(unsigned char ch)
 	return ch >= 0x20 && ch < 0x7f;
 }
 
-static void put_name(const struct cli *c, const char *name)
-{
-	if (!c->stdout_tty) {
-		fputs(name, stdout);
-		return;
-	}
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		putchar(shown_as_is(*p) ? *p : '?');
-}
-
-/* @name for a message on stderr, treated as put_name treats it. */
-static const char *msg_name(const struct cli *c, const char *name, char *buf, size_t cap)
+/* @name as shown on a stream that is a terminal (@tty) or not; @buf holds a filtered copy. */
+static const char *shown_name(const char *name, bool tty, char *buf, size_t cap)
 {
 	size_t i = 0;
 
-	if (!c->stderr_tty)
+	if (!tty)
 		return name;
 	for (; name[i] && i + 1 < cap; i++)
 		buf[i] = shown_as_is((unsigned char)name[i]) ? name[i] : '?';
 	buf[i] = '\0';
 	return buf;
+}
+
+/* A name or link target (at most NFS3_MAXPATHLEN bytes) on stdout. */
+static void put_name(const struct cli *c, const char *name)
+{
+	char buf[NFS3_MAXPATHLEN + 1];
+
+	fputs(shown_name(name, c->stdout_tty, buf, sizeof(buf)), stdout);
+}
+
+/* @name for a message on stderr, treated as put_name treats it. */
+static const char *msg_name(const struct cli *c, const char *name, char *buf, size_t cap)
+{
+	return shown_name(name, c->stderr_tty, buf, cap);
 }
 
 /*

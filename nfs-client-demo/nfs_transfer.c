@@ -129,7 +129,6 @@ static struct nfs_status get_write(struct transfer *t, const char *buf, uint32_t
 	return err ? nfs_local_err(err) : write_local(t->fd, buf, len, off);
 }
 
-/* READ [off, off + len), short reads continued; an early eof is recorded. */
 /* *@at = min(*@at, @off) under the transfer's lock (eof_at, fail_at). */
 static void lower_to(struct transfer *t, uint64_t *at, uint64_t off)
 {
@@ -138,6 +137,7 @@ static void lower_to(struct transfer *t, uint64_t *at, uint64_t off)
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* READ [off, off + len), short reads continued; an early eof is recorded. */
 static struct nfs_status get_range(struct transfer *t, CLIENT *cl, char *buf, uint64_t off,
 				   uint32_t len)
 {
