@@ -388,6 +388,8 @@ bool_t svc_rdma_reply_auth(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAUTH
 	marshalled = svc_rdma_marshal(c, msg, auth, &r->s);
 	if (marshalled || svc_rdma_marshal_system_err(c, msg, &r->s))
 		rc = svc_rdma_reply_send(c, r);
+	else if (!c->stage)
+		rc = -ENOMEM; /* no staging buffer, not even for SYSTEM_ERR */
 	rpcrdma_replybufs_put(&c->replies, r->buf); /* set only when nothing was posted */
 	r->buf = NULL;
 	/* No memory for the results' buffer: the short SYSTEM_ERR may still fit one. */
