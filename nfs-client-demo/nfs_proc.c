@@ -249,8 +249,14 @@ static struct nfs_status nfs3_setattr_created(struct nfs_session *s, uint32_t mo
 	return NFS3_RELEASE(s, NULL, SETATTR3, &r, st);
 }
 
-struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
-			      uint32_t mode, const char *verf, struct nfs_node *out, bool *made)
+/*
+ * One CREATE in mode @how; the handle and attributes it returned into
+ * @out (fh.len 0: none).  *@made: the server created (or, UNCHECKED,
+ * truncated) the file, also when its handle then did not decode.
+ */
+static struct nfs_status create_call(struct nfs_session *s, const struct nfs_fh *dir,
+				     const char *name, createmode3 how, uint32_t mode,
+				     const char *verf, struct nfs_node *out, bool *made)
 {
 	CREATE3args a = { .where = dirop(dir, name) };
 	CREATE3res r;
@@ -258,17 +264,15 @@ struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, c
 	const CREATE3resok *ok = &r.CREATE3res_u.resok;
 	bool bad = false;
 
-	if (verf) {
-		a.how.mode = EXCLUSIVE;
+	a.how.mode = how;
+	if (how == EXCLUSIVE) {
 		memcpy(a.how.createhow3_u.verf, verf, NFS3_CREATEVERFSIZE);
 	} else {
-		a.how.mode = UNCHECKED;
 		a.how.createhow3_u.obj_attributes = mode_attr(mode);
-		a.how.createhow3_u.obj_attributes.size.set_it = TRUE;
+		a.how.createhow3_u.obj_attributes.size.set_it = how == UNCHECKED;
 	}
 	st = NFS3_CALL(s, NULL, NFSPROC3_CREATE, CREATE3, &a, &r);
-	if (made)
-		*made = !nfs_failed(st);
+	*made = !nfs_failed(st);
 	if (!nfs_failed(st)) {
 		memset(&out->attr, 0, sizeof(out->attr));
 		if (ok->obj_attributes.attributes_follow)
@@ -280,11 +284,26 @@ struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, c
 			bad = !nfs_fh_from_xdr(&out->fh, &ok->obj.post_op_fh3_u.handle);
 	}
 	st = NFS3_RELEASE(s, NULL, CREATE3, &r, st);
-	if (bad)
-		return nfs_err(NFS3ERR_BADHANDLE);
+	return bad ? nfs_err(NFS3ERR_BADHANDLE) : st;
+}
+
+struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, const char *name,
+			      uint32_t mode, const char *verf, struct nfs_node *out, bool *made)
+{
+	createmode3 how = verf ? EXCLUSIVE : UNCHECKED;
+	bool created;
+	struct nfs_status st = create_call(s, dir, name, how, mode, verf, out, &created);
+
+	/* A server may not do EXCLUSIVE: GUARDED then, as Linux's client falls back. */
+	if (how == EXCLUSIVE && nfs_is(st, NFS3ERR_NOTSUPP)) {
+		how = GUARDED;
+		st = create_call(s, dir, name, how, mode, NULL, out, &created);
+	}
+	if (made)
+		*made = created;
 	if (!nfs_failed(st) && out->fh.len == 0)
 		st = nfs3_lookup(s, dir, name, out);
-	if (!nfs_failed(st) && verf)
+	if (!nfs_failed(st) && how == EXCLUSIVE)
 		st = nfs3_setattr_created(s, mode, out);
 	return st;
 }

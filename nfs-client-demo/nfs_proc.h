@@ -71,8 +71,9 @@ struct nfs_status nfs3_commit(struct nfs_session *s, CLIENT *cl, const struct nf
  * nfs3_create - with @verf (NFS3_CREATEVERFSIZE bytes) EXCLUSIVE, then
  * SETATTR of @mode and both times: fails with NFS3ERR_EXIST if the file
  * exists, but the same call sent again (after a lost connection, past
- * the server's reply cache) succeeds.  Without @verf UNCHECKED with size
- * 0 (truncates).  *@made (if not NULL) says whether the CREATE itself
+ * the server's reply cache) succeeds; a server that answers EXCLUSIVE
+ * with NFS3ERR_NOTSUPP gets GUARDED with @mode instead.  Without @verf
+ * UNCHECKED with size 0 (truncates).  *@made (if not NULL) says whether the CREATE itself
  * succeeded, also when the LOOKUP or SETATTR after it failed.
  */
 struct nfs_status nfs3_create(struct nfs_session *s, const struct nfs_fh *dir, const char *name,

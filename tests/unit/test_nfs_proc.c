@@ -284,3 +284,120 @@ Test(nfs_proc, a_readdir_reply_cut_by_a_bad_entry_leaks_nothing)
 	cr_assert_eq(entries, 0, "no entry of a reply that did not decode is passed on");
 	rig_destroy(&r);
 }
+
+/* ---- CREATE ------------------------------------------------------------------------------ */
+
+/* What the create script was asked, and how it answers. */
+static struct {
+	createmode3 modes[4];
+	unsigned int ncreates, nsetattrs, nlookups;
+	sattr3 setattr;
+	bool exclusive_unsupported, no_handle;
+} cr;
+
+static bool answer_create(struct script *sc, rpcproc_t proc, const void *args, XDR *x)
+{
+	static char handle[] = "new!";
+
+	(void)sc;
+	if (proc == NFSPROC3_CREATE) {
+		const CREATE3args *a = args;
+		CREATE3res r = { .status = NFS3_OK };
+		post_op_fh3 *fh = &r.CREATE3res_u.resok.obj;
+
+		cr.modes[cr.ncreates++ % 4] = a->how.mode;
+		if (a->how.mode == EXCLUSIVE && cr.exclusive_unsupported)
+			r.status = NFS3ERR_NOTSUPP;
+		fh->handle_follows = !cr.no_handle;
+		fh->post_op_fh3_u.handle.data.data_len = 4;
+		fh->post_op_fh3_u.handle.data.data_val = handle;
+		return xdr_CREATE3res(x, &r);
+	}
+	if (proc == NFSPROC3_SETATTR) {
+		SETATTR3res r = { .status = NFS3_OK };
+
+		cr.nsetattrs++;
+		cr.setattr = ((const SETATTR3args *)args)->new_attributes;
+		return xdr_SETATTR3res(x, &r);
+	}
+	if (proc == NFSPROC3_LOOKUP) {
+		LOOKUP3res r = { .status = NFS3ERR_STALE };
+
+		cr.nlookups++;
+		return xdr_LOOKUP3res(x, &r);
+	}
+	return false;
+}
+
+static const char create_verf[NFS3_CREATEVERFSIZE] = "verifier";
+
+Test(nfs_proc, create_exclusive_then_sets_mode_and_both_times)
+{
+	struct rig r;
+	struct nfs_node n;
+	bool made = false;
+
+	memset(&cr, 0, sizeof(cr));
+	rig_init(&r, answer_create);
+	cr_assert(!nfs_failed(nfs3_create(&r.s, &r.dir, "f", 0640, create_verf, &n, &made)));
+	cr_assert(made);
+	cr_assert_eq(cr.ncreates, 1);
+	cr_assert_eq(cr.modes[0], EXCLUSIVE);
+	cr_assert_eq(cr.nsetattrs, 1);
+	cr_assert(cr.setattr.mode.set_it);
+	cr_assert_eq(cr.setattr.mode.set_mode3_u.mode, 0640);
+	cr_assert_eq(cr.setattr.atime.set_it, SET_TO_SERVER_TIME);
+	cr_assert_eq(cr.setattr.mtime.set_it, SET_TO_SERVER_TIME);
+	cr_assert(!cr.setattr.size.set_it);
+	cr_assert_eq(n.fh.len, 4);
+	rig_destroy(&r);
+}
+
+Test(nfs_proc, create_falls_back_to_guarded_where_exclusive_is_not_supported)
+{
+	struct rig r;
+	struct nfs_node n;
+	bool made = false;
+
+	memset(&cr, 0, sizeof(cr));
+	cr.exclusive_unsupported = true;
+	rig_init(&r, answer_create);
+	cr_assert(!nfs_failed(nfs3_create(&r.s, &r.dir, "f", 0640, create_verf, &n, &made)));
+	cr_assert(made);
+	cr_assert_eq(cr.ncreates, 2);
+	cr_assert_eq(cr.modes[0], EXCLUSIVE);
+	cr_assert_eq(cr.modes[1], GUARDED);
+	cr_assert_eq(cr.nsetattrs, 0, "GUARDED carried the mode");
+	rig_destroy(&r);
+}
+
+Test(nfs_proc, a_create_whose_lookup_fails_still_says_the_file_was_made)
+{
+	struct rig r;
+	struct nfs_node n;
+	bool made = false;
+	struct nfs_status st;
+
+	memset(&cr, 0, sizeof(cr));
+	cr.no_handle = true;
+	rig_init(&r, answer_create);
+	st = nfs3_create(&r.s, &r.dir, "f", 0640, create_verf, &n, &made);
+	cr_assert(nfs_is(st, NFS3ERR_STALE));
+	cr_assert(made, "the caller must remove what the CREATE made");
+	cr_assert_eq(cr.nlookups, 1);
+	cr_assert_eq(cr.nsetattrs, 0);
+	rig_destroy(&r);
+}
+
+Test(nfs_proc, create_without_verifier_truncates_unchecked)
+{
+	struct rig r;
+	struct nfs_node n;
+
+	memset(&cr, 0, sizeof(cr));
+	rig_init(&r, answer_create);
+	cr_assert(!nfs_failed(nfs3_create(&r.s, &r.dir, "f", 0644, NULL, &n, NULL)));
+	cr_assert_eq(cr.modes[0], UNCHECKED);
+	cr_assert_eq(cr.nsetattrs, 0);
+	rig_destroy(&r);
+}
