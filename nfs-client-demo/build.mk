@@ -34,11 +34,12 @@ demo-bin: need-build-pkgs $(DEMO_BIN)
 VMTEST_DEPS += demo-bin
 
 # The pipelined copy, whose worker clients (nfs_session.c, which
-# connects) tests/unit/test_nfs_transfer.c supplies: unit tests only.
+# connects) tests/unit/test_nfs_transfer.c supplies.
 DEMO_TRANSFER  := nfs-client-demo/nfs_transfer.c
 
-# Both are compiled into the unit tests and fuzz targets
-# (tests/unit/test_nfs_*.c, test_progress.c, tests/fuzz/fuzz_nfs_*.c).
+# DEMO_CORE and DEMO_PROCS are compiled into the unit tests and fuzz targets
+# (tests/unit/test_nfs_*.c, test_progress.c, tests/fuzz/fuzz_nfs_*.c),
+# DEMO_TRANSFER into the unit tests only.
 UNIT_EXTRA_SRCS    += $(DEMO_CORE) $(DEMO_PROCS)
 UNIT_ONLY_SRCS     += $(DEMO_TRANSFER)
 UNIT_EXTRA_CFLAGS  += -Infs-client-demo

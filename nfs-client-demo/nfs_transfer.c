@@ -32,9 +32,8 @@ struct transfer {
 	uint64_t fail_at;       /* get: the lowest offset a failed range did not reach */
 	bool cut_pending;       /* get: a regular file, to be emptied before the first write */
 	struct nfs_status err;
-	bool have_verf, verf_changed;
+	bool have_verf, verf_changed; /* put: of the WRITEs a COMMIT must cover */
 	char verf[NFS3_WRITEVERFSIZE];
-	stable_how weakest;     /* put: the least stable answer of the pass */
 };
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -66,16 +65,21 @@ static void record(struct transfer *t, struct nfs_status st, uint64_t moved)
 	pthread_mutex_unlock(&t->lock);
 }
 
+/*
+ * A WRITE answered FILE_SYNC is on stable storage whatever happens next;
+ * any other answer (DATA_SYNC leaves metadata behind; an unknown value)
+ * is up to a COMMIT under the same verifier.
+ */
 static void record_write(struct transfer *t, const struct nfs_write_res *w)
 {
+	if (w->committed == FILE_SYNC)
+		return;
 	pthread_mutex_lock(&t->lock);
 	if (!t->have_verf)
 		memcpy(t->verf, w->verf, NFS3_WRITEVERFSIZE);
 	else if (memcmp(t->verf, w->verf, NFS3_WRITEVERFSIZE))
 		t->verf_changed = true;
 	t->have_verf = true;
-	if (w->committed < t->weakest)
-		t->weakest = w->committed;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -240,7 +244,6 @@ static struct nfs_status run_pass(struct transfer *t, unsigned int inflight, str
 	t->eof_at = t->fail_at = UINT64_MAX;
 	t->err = nfs_ok();
 	t->have_verf = t->verf_changed = false;
-	t->weakest = FILE_SYNC;
 	if (inflight > NFS_TRANSFER_INFLIGHT_MAX)
 		inflight = NFS_TRANSFER_INFLIGHT_MAX;
 	if (inflight == 0)
@@ -316,7 +319,7 @@ struct nfs_status nfs_transfer_get(struct nfs_session *s, const struct nfs_fh *f
 	return st;
 }
 
-/* COMMIT; true when the data written under t->verf is stable. */
+/* COMMIT; true when every WRITE of the pass not answered FILE_SYNC is covered by it. */
 static struct nfs_status commit_pass(struct transfer *t, bool *stable)
 {
 	char verf[NFS3_WRITEVERFSIZE];
@@ -352,7 +355,7 @@ struct nfs_status nfs_transfer_put(struct nfs_session *s, const struct nfs_fh *f
 		 * COMMIT (Linux's client sends one too); if it restarted again
 		 * before that, the data is not known to be there.
 		 */
-		if (!nfs_failed(st) && t.weakest != FILE_SYNC) {
+		if (!nfs_failed(st) && t.have_verf) {
 			st = commit_pass(&t, &stable);
 			if (!nfs_failed(st) && !stable)
 				st = nfs_err(NFS3ERR_IO);

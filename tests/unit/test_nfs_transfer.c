@@ -3,7 +3,7 @@
  * NFS server: a CLIENT that serves READ, WRITE and COMMIT from a file in
  * memory, under a lock (the transfer's threads call it at once), and can
  * fail READs from an offset, restart (change its write verifier) after
- * given WRITEs, and answer FILE_SYNC WRITEs as UNSTABLE.  The local side
+ * given WRITEs, and answer FILE_SYNC WRITEs as UNSTABLE from a given one.  The local side
  * is a real temporary file.
  */
 #include <criterion/criterion.h>
@@ -26,7 +26,7 @@ struct server {
 	uint64_t size, cap;
 	uint64_t read_fail_at;            /* READs from here fail with NFS3ERR_IO */
 	unsigned int restart_at[MAX_RESTARTS]; /* the verifier changes after these WRITE counts */
-	stable_how file_sync_answer;      /* what a FILE_SYNC WRITE is answered with */
+	unsigned int weak_from;           /* FILE_SYNC WRITEs from this one answered UNSTABLE; 0: none */
 	unsigned int generation, writes, file_sync_writes, commits;
 };
 
@@ -78,18 +78,19 @@ static bool_t answer_write(struct server *sv, const WRITE3args *a, XDR *x)
 	WRITE3res r = { .status = NFS3_OK };
 	WRITE3resok *ok = &r.WRITE3res_u.resok;
 	uint64_t end = a->offset + a->data.data_len;
+	unsigned int n = ++sv->writes;
 
 	cr_assert_leq(end, sv->cap);
 	memcpy(sv->data + a->offset, a->data.data_val, a->data.data_len);
 	if (end > sv->size)
 		sv->size = end;
 	ok->count = a->data.data_len;
-	ok->committed = a->stable == FILE_SYNC ? sv->file_sync_answer : UNSTABLE;
+	ok->committed = a->stable == FILE_SYNC && !(sv->weak_from && n >= sv->weak_from) ? FILE_SYNC
+										: UNSTABLE;
 	sv->file_sync_writes += a->stable == FILE_SYNC;
 	server_verf(sv, ok->verf);
-	sv->writes++;
 	for (int i = 0; i < MAX_RESTARTS; i++)
-		sv->generation += sv->restart_at[i] && sv->writes == sv->restart_at[i];
+		sv->generation += sv->restart_at[i] && n == sv->restart_at[i];
 	return xdr_WRITE3res(x, &r);
 }
 
@@ -169,7 +170,6 @@ static void rig_init(struct rig *r, uint64_t size, uint64_t cap)
 	r->sv.size = size;
 	fill(r->sv.data, size, 1);
 	r->sv.read_fail_at = UINT64_MAX;
-	r->sv.file_sync_answer = FILE_SYNC;
 	r->cl.cl_ops = (struct clnt_ops *)&server_ops;
 	r->cl.cl_private = (char *)&r->sv;
 	r->s.clnt = &r->cl;
@@ -361,7 +361,7 @@ Test(nfs_transfer, put_commits_a_rewrite_the_server_answered_unstable)
 
 	rig_init(&r, 0, size);
 	r.sv.restart_at[0] = 3;
-	r.sv.file_sync_answer = UNSTABLE;
+	r.sv.weak_from = 1;
 	put_source(&r, size, &src);
 	cr_assert(!nfs_failed(nfs_transfer_put(&r.s, &r.fh, r.fd, size, 4, NULL, &res)));
 	cr_assert_eq(res.rewrites, 1);
@@ -381,10 +381,67 @@ Test(nfs_transfer, put_fails_when_the_server_restarts_again_before_that_commit)
 	rig_init(&r, 0, size);
 	r.sv.restart_at[0] = 3;
 	r.sv.restart_at[1] = 15; /* during the rewrite (WRITEs 12 to 22) */
-	r.sv.file_sync_answer = UNSTABLE;
+	r.sv.weak_from = 1;
 	put_source(&r, size, &src);
 	cr_assert(nfs_is(nfs_transfer_put(&r.s, &r.fh, r.fd, size, 4, NULL, &res), NFS3ERR_IO));
 	cr_assert_eq(res.rewrites, 1);
+	free(src);
+	rig_destroy(&r);
+}
+
+Test(nfs_transfer, put_sees_a_restart_after_the_last_write_in_the_commit)
+{
+	struct rig r;
+	struct nfs_transfer_result res;
+	uint64_t size = 10 * CHUNK + 7;
+	char *src;
+
+	rig_init(&r, 0, size);
+	r.sv.restart_at[0] = 11;
+	put_source(&r, size, &src);
+	cr_assert(!nfs_failed(nfs_transfer_put(&r.s, &r.fh, r.fd, size, 4, NULL, &res)));
+	cr_assert_eq(res.rewrites, 1);
+	cr_assert_eq(r.sv.file_sync_writes, 11);
+	cr_assert_eq(memcmp(r.sv.data, src, size), 0);
+	free(src);
+	rig_destroy(&r);
+}
+
+Test(nfs_transfer, put_fails_when_the_server_restarts_between_an_unstable_rewrite_and_its_commit)
+{
+	struct rig r;
+	struct nfs_transfer_result res;
+	uint64_t size = 10 * CHUNK + 7;
+	char *src;
+
+	rig_init(&r, 0, size);
+	r.sv.restart_at[0] = 3;
+	r.sv.restart_at[1] = 22; /* the rewrite's last WRITE */
+	r.sv.weak_from = 1;
+	put_source(&r, size, &src);
+	cr_assert(nfs_is(nfs_transfer_put(&r.s, &r.fh, r.fd, size, 4, NULL, &res), NFS3ERR_IO));
+	cr_assert_eq(r.sv.commits, 2);
+	free(src);
+	rig_destroy(&r);
+}
+
+/* WRITEs answered FILE_SYNC are safe; only the others need the COMMIT's verifier. */
+Test(nfs_transfer, put_rewrite_answered_file_sync_then_unstable_after_a_restart_is_committed)
+{
+	struct rig r;
+	struct nfs_transfer_result res;
+	uint64_t size = 10 * CHUNK + 7;
+	char *src;
+
+	rig_init(&r, 0, size);
+	r.sv.restart_at[0] = 3;
+	r.sv.restart_at[1] = 16; /* the rewrite's fifth WRITE */
+	r.sv.weak_from = 17;
+	put_source(&r, size, &src);
+	cr_assert(!nfs_failed(nfs_transfer_put(&r.s, &r.fh, r.fd, size, 4, NULL, &res)));
+	cr_assert_eq(res.rewrites, 1);
+	cr_assert_eq(r.sv.commits, 2);
+	cr_assert_eq(memcmp(r.sv.data, src, size), 0);
 	free(src);
 	rig_destroy(&r);
 }
