@@ -105,8 +105,8 @@ static int check_echo(CLIENT *cl, uint32_t len)
 static int check_failed(const char *what, uint32_t n, const char *unit, enum clnt_stat st,
 			enum clnt_stat want)
 {
-	fprintf(stderr, "rpc_server: check: %s of %u %s: %s (want: %s)\n", what, n, unit,
-		clnt_sperrno(st), clnt_sperrno(want));
+	printf("rpc_server: %s of %u %s: %s (expected: %s)\n", what, n, unit, clnt_sperrno(st),
+	       clnt_sperrno(want));
 	return st != want;
 }
 
@@ -191,11 +191,12 @@ static int check(const char *addr, const char *port)
 /*
  * Against a server that cannot register @bytes more (RLIMIT_MEMLOCK):
  * small calls work, READ and LONG_RES of @bytes fail with SYSTEM_ERR,
- * and small calls work again on the same CLIENT.
+ * and small calls work again on the same CLIENT and connection.
  */
 static int check_starved(const char *addr, const char *port, const char *bytes)
 {
 	struct sockaddr_storage ss;
+	struct rpcrdma_conn_info info = { .size = sizeof(info) };
 	unsigned long n = strtoul(bytes, NULL, 10);
 	CLIENT *cl;
 	int bad = 0;
@@ -221,6 +222,11 @@ static int check_starved(const char *addr, const char *port, const char *bytes)
 			bad |= check_read(cl, (uint32_t)n, RPC_SYSTEMERROR);
 			bad |= check_long_res(cl, (uint32_t)n / 4, RPC_SYSTEMERROR);
 		}
+	}
+	if (clnt_rdma_getinfo(cl, &info) || info.connects != 1) {
+		fprintf(stderr, "rpc_server: check: the CLIENT connected %u times, not once\n",
+			info.connects);
+		bad = 1;
 	}
 	clnt_destroy(cl);
 	return bad;
