@@ -160,22 +160,33 @@ static int check_long_res(CLIENT *cl, uint32_t words, enum clnt_stat want)
 	return bad;
 }
 
-static int check(const char *addr, const char *port)
+/* The checking CLIENT for ADDR PORT, or NULL with the exit status in *@rc (2: bad address). */
+static CLIENT *check_connect(const char *addr, const char *port, int *rc)
 {
 	struct sockaddr_storage ss;
 	CLIENT *cl;
-	int bad = 0;
 
+	*rc = 2;
 	if (!rdmatest_parse_addr(addr, (uint16_t)strtoul(port, NULL, 10), &ss)) {
 		fprintf(stderr, "rpc_server: invalid address '%s'\n", addr);
-		return 2;
+		return NULL;
 	}
 	rdmatest_raise_memlock();
+	*rc = 1;
 	cl = client_connect(&ss);
-	if (!cl) {
+	if (!cl)
 		fprintf(stderr, "rpc_server: check: %s", clnt_spcreateerror(addr));
-		return 1;
-	}
+	return cl;
+}
+
+static int check(const char *addr, const char *port)
+{
+	int bad = 0;
+	CLIENT *cl = check_connect(addr, port, &bad);
+
+	if (!cl)
+		return bad;
+	bad = 0;
 	if (rdmatest_call_null(cl, check_timeout) != RPC_SUCCESS) {
 		fprintf(stderr, "rpc_server: check: NULL failed\n");
 		bad = 1;
@@ -195,23 +206,19 @@ static int check(const char *addr, const char *port)
  */
 static int check_starved(const char *addr, const char *port, const char *bytes)
 {
-	struct sockaddr_storage ss;
 	struct rpcrdma_conn_info info = { .size = sizeof(info) };
 	unsigned long n = strtoul(bytes, NULL, 10);
 	CLIENT *cl;
 	int bad = 0;
 
-	if (!rdmatest_parse_addr(addr, (uint16_t)strtoul(port, NULL, 10), &ss) || n < 4 ||
-	    n > UINT32_MAX) {
-		fprintf(stderr, "rpc_server: invalid address '%s' or size '%s'\n", addr, bytes);
+	if (n < 4 || n > UINT32_MAX) {
+		fprintf(stderr, "rpc_server: invalid size '%s'\n", bytes);
 		return 2;
 	}
-	rdmatest_raise_memlock();
-	cl = client_connect(&ss);
-	if (!cl) {
-		fprintf(stderr, "rpc_server: check: %s", clnt_spcreateerror(addr));
-		return 1;
-	}
+	cl = check_connect(addr, port, &bad);
+	if (!cl)
+		return bad;
+	bad = 0;
 	for (int round = 0; round < 2; round++) {
 		if (rdmatest_call_null(cl, check_timeout) != RPC_SUCCESS) {
 			fprintf(stderr, "rpc_server: check: NULL failed\n");

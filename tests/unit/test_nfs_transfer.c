@@ -302,33 +302,50 @@ Test(nfs_transfer, get_with_a_worker_that_could_not_start_keeps_a_prefix)
 
 /* ---- put --------------------------------------------------------------------------------- */
 
-/* The local file: @size bytes of pattern 2. */
-static void put_source(struct rig *r, uint64_t size, char **src)
+#define PUT_SIZE (10 * CHUNK + 7) /* 11 WRITEs a pass */
+
+/* How the server behaves during a put: restarts after these WRITEs, weak FILE_SYNC from one. */
+struct put_case {
+	unsigned int restart_at[2], weak_from;
+};
+
+/*
+ * Put PUT_SIZE bytes (pattern 2) to a server set up as @pc; when the put
+ * succeeds, the server's file must equal them.  @r is left for the
+ * caller's checks of the server's counters, then rig_destroy().
+ */
+static struct nfs_status put_run(struct rig *r, struct put_case pc,
+				 struct nfs_transfer_result *res)
 {
-	*src = malloc(size);
-	cr_assert_not_null(*src);
-	fill(*src, size, 2);
-	local_write(r, *src, size);
+	char *src = malloc(PUT_SIZE);
+	struct nfs_status st;
+
+	cr_assert_not_null(src);
+	rig_init(r, 0, PUT_SIZE);
+	memcpy(r->sv.restart_at, pc.restart_at, sizeof(pc.restart_at));
+	r->sv.weak_from = pc.weak_from;
+	fill(src, PUT_SIZE, 2);
+	local_write(r, src, PUT_SIZE);
+	st = nfs_transfer_put(&r->s, &r->fh, r->fd, PUT_SIZE, 4, NULL, res);
+	if (!nfs_failed(st)) {
+		cr_assert_eq(res->bytes, PUT_SIZE);
+		cr_assert_eq(r->sv.size, PUT_SIZE);
+		cr_assert_eq(memcmp(r->sv.data, src, PUT_SIZE), 0);
+	}
+	free(src);
+	return st;
 }
 
 Test(nfs_transfer, put_writes_unstable_then_commits_once)
 {
 	struct rig r;
 	struct nfs_transfer_result res;
-	uint64_t size = 10 * CHUNK + 7;
-	char *src;
 
-	rig_init(&r, 0, size);
-	put_source(&r, size, &src);
-	cr_assert(!nfs_failed(nfs_transfer_put(&r.s, &r.fh, r.fd, size, 4, NULL, &res)));
-	cr_assert_eq(res.bytes, size);
+	cr_assert(!nfs_failed(put_run(&r, (struct put_case){ { 0 }, 0 }, &res)));
 	cr_assert_eq(res.rewrites, 0);
-	cr_assert_eq(r.sv.size, size);
-	cr_assert_eq(memcmp(r.sv.data, src, size), 0);
 	cr_assert_eq(r.sv.writes, 11);
 	cr_assert_eq(r.sv.file_sync_writes, 0);
 	cr_assert_eq(r.sv.commits, 1);
-	free(src);
 	rig_destroy(&r);
 }
 
@@ -336,56 +353,12 @@ Test(nfs_transfer, put_after_a_server_restart_writes_everything_again_file_sync)
 {
 	struct rig r;
 	struct nfs_transfer_result res;
-	uint64_t size = 10 * CHUNK + 7;
-	char *src;
 
-	rig_init(&r, 0, size);
-	r.sv.restart_at[0] = 3;
-	put_source(&r, size, &src);
-	cr_assert(!nfs_failed(nfs_transfer_put(&r.s, &r.fh, r.fd, size, 4, NULL, &res)));
+	cr_assert(!nfs_failed(put_run(&r, (struct put_case){ { 3 }, 0 }, &res)));
 	cr_assert_eq(res.rewrites, 1);
-	cr_assert_eq(memcmp(r.sv.data, src, size), 0);
 	cr_assert_eq(r.sv.writes, 22);
 	cr_assert_eq(r.sv.file_sync_writes, 11);
 	cr_assert_eq(r.sv.commits, 1, "FILE_SYNC answered as such needs no COMMIT");
-	free(src);
-	rig_destroy(&r);
-}
-
-Test(nfs_transfer, put_commits_a_rewrite_the_server_answered_unstable)
-{
-	struct rig r;
-	struct nfs_transfer_result res;
-	uint64_t size = 10 * CHUNK + 7;
-	char *src;
-
-	rig_init(&r, 0, size);
-	r.sv.restart_at[0] = 3;
-	r.sv.weak_from = 1;
-	put_source(&r, size, &src);
-	cr_assert(!nfs_failed(nfs_transfer_put(&r.s, &r.fh, r.fd, size, 4, NULL, &res)));
-	cr_assert_eq(res.rewrites, 1);
-	cr_assert_eq(memcmp(r.sv.data, src, size), 0);
-	cr_assert_eq(r.sv.commits, 2, "the rewrite answered UNSTABLE was not committed");
-	free(src);
-	rig_destroy(&r);
-}
-
-Test(nfs_transfer, put_fails_when_the_server_restarts_again_before_that_commit)
-{
-	struct rig r;
-	struct nfs_transfer_result res;
-	uint64_t size = 10 * CHUNK + 7;
-	char *src;
-
-	rig_init(&r, 0, size);
-	r.sv.restart_at[0] = 3;
-	r.sv.restart_at[1] = 15; /* during the rewrite (WRITEs 12 to 22) */
-	r.sv.weak_from = 1;
-	put_source(&r, size, &src);
-	cr_assert(nfs_is(nfs_transfer_put(&r.s, &r.fh, r.fd, size, 4, NULL, &res), NFS3ERR_IO));
-	cr_assert_eq(res.rewrites, 1);
-	free(src);
 	rig_destroy(&r);
 }
 
@@ -393,35 +366,21 @@ Test(nfs_transfer, put_sees_a_restart_after_the_last_write_in_the_commit)
 {
 	struct rig r;
 	struct nfs_transfer_result res;
-	uint64_t size = 10 * CHUNK + 7;
-	char *src;
 
-	rig_init(&r, 0, size);
-	r.sv.restart_at[0] = 11;
-	put_source(&r, size, &src);
-	cr_assert(!nfs_failed(nfs_transfer_put(&r.s, &r.fh, r.fd, size, 4, NULL, &res)));
+	cr_assert(!nfs_failed(put_run(&r, (struct put_case){ { 11 }, 0 }, &res)));
 	cr_assert_eq(res.rewrites, 1);
 	cr_assert_eq(r.sv.file_sync_writes, 11);
-	cr_assert_eq(memcmp(r.sv.data, src, size), 0);
-	free(src);
 	rig_destroy(&r);
 }
 
-Test(nfs_transfer, put_fails_when_the_server_restarts_between_an_unstable_rewrite_and_its_commit)
+Test(nfs_transfer, put_commits_a_rewrite_the_server_answered_unstable)
 {
 	struct rig r;
 	struct nfs_transfer_result res;
-	uint64_t size = 10 * CHUNK + 7;
-	char *src;
 
-	rig_init(&r, 0, size);
-	r.sv.restart_at[0] = 3;
-	r.sv.restart_at[1] = 22; /* the rewrite's last WRITE */
-	r.sv.weak_from = 1;
-	put_source(&r, size, &src);
-	cr_assert(nfs_is(nfs_transfer_put(&r.s, &r.fh, r.fd, size, 4, NULL, &res), NFS3ERR_IO));
-	cr_assert_eq(r.sv.commits, 2);
-	free(src);
+	cr_assert(!nfs_failed(put_run(&r, (struct put_case){ { 3 }, 1 }, &res)));
+	cr_assert_eq(res.rewrites, 1);
+	cr_assert_eq(r.sv.commits, 2, "the rewrite answered UNSTABLE was not committed");
 	rig_destroy(&r);
 }
 
@@ -430,18 +389,31 @@ Test(nfs_transfer, put_rewrite_answered_file_sync_then_unstable_after_a_restart_
 {
 	struct rig r;
 	struct nfs_transfer_result res;
-	uint64_t size = 10 * CHUNK + 7;
-	char *src;
 
-	rig_init(&r, 0, size);
-	r.sv.restart_at[0] = 3;
-	r.sv.restart_at[1] = 16; /* the rewrite's fifth WRITE */
-	r.sv.weak_from = 17;
-	put_source(&r, size, &src);
-	cr_assert(!nfs_failed(nfs_transfer_put(&r.s, &r.fh, r.fd, size, 4, NULL, &res)));
+	/* the restart after the rewrite's fifth WRITE, UNSTABLE answers from its sixth */
+	cr_assert(!nfs_failed(put_run(&r, (struct put_case){ { 3, 16 }, 17 }, &res)));
 	cr_assert_eq(res.rewrites, 1);
 	cr_assert_eq(r.sv.commits, 2);
-	cr_assert_eq(memcmp(r.sv.data, src, size), 0);
-	free(src);
+	rig_destroy(&r);
+}
+
+Test(nfs_transfer, put_fails_when_the_server_restarts_again_during_an_unstable_rewrite)
+{
+	struct rig r;
+	struct nfs_transfer_result res;
+
+	/* WRITEs 12 to 22 are the rewrite */
+	cr_assert(nfs_is(put_run(&r, (struct put_case){ { 3, 15 }, 1 }, &res), NFS3ERR_IO));
+	cr_assert_eq(res.rewrites, 1);
+	rig_destroy(&r);
+}
+
+Test(nfs_transfer, put_fails_when_the_server_restarts_between_an_unstable_rewrite_and_its_commit)
+{
+	struct rig r;
+	struct nfs_transfer_result res;
+
+	cr_assert(nfs_is(put_run(&r, (struct put_case){ { 3, 22 }, 1 }, &res), NFS3ERR_IO));
+	cr_assert_eq(r.sv.commits, 2);
 	rig_destroy(&r);
 }
