@@ -90,12 +90,23 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
+/* What the peer read of our @size: the encoding carries whole KiB only. */
+static uint32_t size_as_sent(uint32_t size)
+{
+	return size_in_range(size) ? size_decode(size_encode(size)) : size;
+}
+
 struct rpcrdma_inline_params rpcrdma_private_data_negotiate(const struct rpcrdma_private_data *local,
 							     const struct rpcrdma_private_data *peer)
 {
+	/*
+	 * Our sizes as the peer read them: a Send Size of 5000 goes out as
+	 * 4096, and the peer's receive buffers are sized by that, so sending
+	 * 5000 would overrun them.
+	 */
 	struct rpcrdma_inline_params p = {
-		.send = min_u32(local->send_size, peer->recv_size),
-		.recv = min_u32(local->recv_size, peer->send_size),
+		.send = min_u32(size_as_sent(local->send_size), peer->recv_size),
+		.recv = min_u32(size_as_sent(local->recv_size), peer->send_size),
 		.remote_invalidate = local->remote_invalidate && peer->remote_invalidate,
 	};
 	return p;

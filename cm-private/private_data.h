@@ -64,7 +64,7 @@ enum rpcrdma_pd_status rpcrdma_private_data_decode(const uint8_t *buf, size_t le
 
 /*
  * rpcrdma_private_data_negotiate - the thresholds one side uses
- * @local: what we sent
+ * @local: what we sent (sizes taken as encoded: rounded down to whole KiB)
  * @peer: what we decoded (defaults when the peer sent nothing usable)
  */
 struct rpcrdma_inline_params rpcrdma_private_data_negotiate(const struct rpcrdma_private_data *local,

@@ -154,6 +154,23 @@ Test(private_data, negotiation_takes_minimums_and_needs_both_r)
 	cr_assert_not(p.remote_invalidate);
 }
 
+/* The peer sizes its buffers by what it read: 5000 went out as 4096. */
+Test(private_data, negotiation_uses_our_sizes_as_encoded)
+{
+	struct rpcrdma_private_data local = { false, 5000, 5000 };
+	struct rpcrdma_private_data peer = { false, 8192, 8192 };
+	struct rpcrdma_inline_params p = rpcrdma_private_data_negotiate(&local, &peer);
+	uint8_t msg[RPCRDMA_PD_BYTES];
+	struct rpcrdma_private_data sent;
+
+	cr_assert_eq(rpcrdma_private_data_encode(&local, msg), RPCRDMA_PD_OK);
+	cr_assert_eq(rpcrdma_private_data_decode(msg, sizeof(msg), &sent), RPCRDMA_PD_OK);
+	cr_assert_eq(p.send, sent.send_size);
+	cr_assert_eq(p.recv, sent.recv_size);
+	cr_assert_eq(p.send, 4096);
+	cr_assert_eq(p.recv, 4096);
+}
+
 Test(private_data, negotiation_with_absent_peer_is_1k)
 {
 	struct rpcrdma_private_data local = { true, 262144, 262144 };
