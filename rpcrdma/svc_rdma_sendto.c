@@ -373,6 +373,16 @@ static bool svc_rdma_marshal_system_err(struct svc_rdma_conn *c, const struct rp
 	return svc_rdma_marshal(c, &err, NULL, s);
 }
 
+/* svc_rdma_reply_send, its reply buffer given back unless something was posted. */
+static int svc_rdma_reply_try(struct svc_rdma_conn *c, struct svc_rdma_reply *r)
+{
+	int rc = svc_rdma_reply_send(c, r);
+
+	rpcrdma_replybufs_put(&c->replies, r->buf); /* set only when nothing was posted */
+	r->buf = NULL;
+	return rc;
+}
+
 bool_t svc_rdma_reply_auth(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAUTH *auth)
 {
 	struct svc_rdma_call *cl = svc_rdma_oldest(c);
@@ -386,18 +396,14 @@ bool_t svc_rdma_reply_auth(struct svc_rdma_conn *c, struct rpc_msg *msg, SVCAUTH
 	msg->rm_xid = xid; /* svc_sendreply() and svcerr_*() leave it to the transport */
 	r->buf = NULL;
 	marshalled = svc_rdma_marshal(c, msg, auth, &r->s);
-	if (marshalled || svc_rdma_marshal_system_err(c, msg, &r->s))
-		rc = svc_rdma_reply_send(c, r);
-	else if (!c->stage)
-		rc = -ENOMEM; /* no staging buffer, not even for SYSTEM_ERR */
-	rpcrdma_replybufs_put(&c->replies, r->buf); /* set only when nothing was posted */
-	r->buf = NULL;
-	/* No memory for the results' buffer: the short SYSTEM_ERR may still fit one. */
-	if (rc == -ENOMEM && marshalled && svc_rdma_marshal_system_err(c, msg, &r->s)) {
+	if (marshalled)
+		rc = svc_rdma_reply_try(c, r);
+	/* Results that cannot be marshalled, or no memory for their buffer: the short SYSTEM_ERR. */
+	if ((!marshalled || rc == -ENOMEM) && svc_rdma_marshal_system_err(c, msg, &r->s)) {
 		marshalled = false;
-		rc = svc_rdma_reply_send(c, r);
-		rpcrdma_replybufs_put(&c->replies, r->buf);
-		r->buf = NULL;
+		rc = svc_rdma_reply_try(c, r);
+	} else if (!marshalled && !c->stage) {
+		rc = -ENOMEM; /* no staging buffer, not even for SYSTEM_ERR */
 	}
 	if (rc == -EPROTO)
 		svc_rdma_send_error(c, cl, xid, requested, ERR_CHUNK);
