@@ -66,20 +66,22 @@ static void record(struct transfer *t, struct nfs_status st, uint64_t moved)
 }
 
 /*
- * A WRITE answered FILE_SYNC is on stable storage whatever happens next;
- * any other answer (DATA_SYNC leaves metadata behind; an unknown value)
- * is up to a COMMIT under the same verifier.
+ * A WRITE's bytes, and its verifier.  A WRITE answered FILE_SYNC is on
+ * stable storage whatever happens next; any other answer (DATA_SYNC
+ * leaves metadata behind; an unknown value) is up to a COMMIT under the
+ * same verifier.
  */
 static void record_write(struct transfer *t, const struct nfs_write_res *w)
 {
-	if (w->committed == FILE_SYNC)
-		return;
 	pthread_mutex_lock(&t->lock);
-	if (!t->have_verf)
-		memcpy(t->verf, w->verf, NFS3_WRITEVERFSIZE);
-	else if (memcmp(t->verf, w->verf, NFS3_WRITEVERFSIZE))
-		t->verf_changed = true;
-	t->have_verf = true;
+	t->moved += w->done;
+	if (w->committed != FILE_SYNC) {
+		if (!t->have_verf)
+			memcpy(t->verf, w->verf, NFS3_WRITEVERFSIZE);
+		else if (memcmp(t->verf, w->verf, NFS3_WRITEVERFSIZE))
+			t->verf_changed = true;
+		t->have_verf = true;
+	}
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -182,7 +184,6 @@ static struct nfs_status put_range(struct transfer *t, CLIENT *cl, char *buf, ui
 		if (w.done == 0)
 			return nfs_err(NFS3ERR_IO);
 		record_write(t, &w);
-		record(t, st, w.done);
 		pos += w.done;
 	}
 	return st;
