@@ -121,15 +121,16 @@ static int check_read(CLIENT *cl, uint32_t count, enum clnt_stat want)
 	memset(&res, 0, sizeof(res));
 	st = clnt_call(cl, RDMATEST_READ, (xdrproc_t)xdr_rdmatest_read_args, (char *)&arg,
 		       (xdrproc_t)xdr_rdmatest_read_res, (char *)&res, check_timeout);
-	if (want != RPC_SUCCESS)
+	if (want != RPC_SUCCESS) {
 		bad = check_failed("READ", count, "bytes", st, want);
-	else if (st != RPC_SUCCESS || res.data.rdmatest_data_len != count)
-		bad = 1;
-	for (uint32_t i = 0; !bad && want == RPC_SUCCESS && i < count; i++)
-		bad = (uint8_t)res.data.rdmatest_data_val[i] != rdmatest_gen_byte(7, i);
-	if (bad && want == RPC_SUCCESS)
-		fprintf(stderr, "rpc_server: check: READ of %u bytes: %s\n", count,
-			st != RPC_SUCCESS ? clnt_sperrno(st) : "wrong data");
+	} else {
+		bad = st != RPC_SUCCESS || res.data.rdmatest_data_len != count;
+		for (uint32_t i = 0; !bad && i < count; i++)
+			bad = (uint8_t)res.data.rdmatest_data_val[i] != rdmatest_gen_byte(7, i);
+		if (bad)
+			fprintf(stderr, "rpc_server: check: READ of %u bytes: %s\n", count,
+				st != RPC_SUCCESS ? clnt_sperrno(st) : "wrong data");
+	}
 	if (st == RPC_SUCCESS)
 		xdr_free((xdrproc_t)xdr_rdmatest_read_res, (char *)&res);
 	return bad;
@@ -146,15 +147,16 @@ static int check_long_res(CLIENT *cl, uint32_t words, enum clnt_stat want)
 	memset(&res, 0, sizeof(res));
 	st = clnt_call(cl, RDMATEST_LONG_RES, (xdrproc_t)xdr_rdmatest_read_args, (char *)&arg,
 		       (xdrproc_t)xdr_rdmatest_words, (char *)&res, check_timeout);
-	if (want != RPC_SUCCESS)
+	if (want != RPC_SUCCESS) {
 		bad = check_failed("LONG_RES", words, "words", st, want);
-	else if (st != RPC_SUCCESS || res.rdmatest_words_len != words)
-		bad = 1;
-	for (uint32_t i = 0; !bad && want == RPC_SUCCESS && i < words; i++)
-		bad = res.rdmatest_words_val[i] != rdmatest_gen_word(9, i);
-	if (bad && want == RPC_SUCCESS)
-		fprintf(stderr, "rpc_server: check: LONG_RES of %u words: %s\n", words,
-			st != RPC_SUCCESS ? clnt_sperrno(st) : "wrong data");
+	} else {
+		bad = st != RPC_SUCCESS || res.rdmatest_words_len != words;
+		for (uint32_t i = 0; !bad && i < words; i++)
+			bad = res.rdmatest_words_val[i] != rdmatest_gen_word(9, i);
+		if (bad)
+			fprintf(stderr, "rpc_server: check: LONG_RES of %u words: %s\n", words,
+				st != RPC_SUCCESS ? clnt_sperrno(st) : "wrong data");
+	}
 	if (st == RPC_SUCCESS)
 		xdr_free((xdrproc_t)xdr_rdmatest_words, (char *)&res);
 	return bad;
