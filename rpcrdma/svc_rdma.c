@@ -1,6 +1,8 @@
 /*
  * The RPC-over-RDMA SVCXPRT: a listener transport whose xp_fd is the
- * rdma_cm channel (xp_recv accepts, like svc_vc's rendezvous) and one
+ * listener's (its rdma_cm channel, and the timer that binds a listener
+ * whose device was removed again: listener.c; xp_recv accepts, like
+ * svc_vc's rendezvous) and one
  * connection transport per client whose xp_fd is an epoll set of the
  * endpoint's completion channel, its own rdma_cm channel and yield_fd
  * (below), so libtirpc's svc_run() serves all, and a disconnect wakes
@@ -597,7 +599,7 @@ static bool_t svc_rdma_accept(SVCXPRT *xprt, struct rpc_msg *msg)
 		struct svc_rdma_conn *c;
 
 		if (rc)
-			continue; /* that request was rejected; the listener serves on */
+			continue; /* a request rejected, or a lost device: the listener serves on */
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			rpcrdma_ep_destroy(ep);

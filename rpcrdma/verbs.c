@@ -3,13 +3,13 @@
  * the cm id and an event channel of its own (so a disconnect is seen
  * without the listener), the PD, one CQ on a completion channel, the RC
  * QP, and one registered allocation of receive buffers posted before
- * connect or accept; the listener; and every rdma_cm event, handled in
- * one switch.  Connection setup carries our RFC 8797 private data and
+ * connect or accept; and every rdma_cm event, handled in one switch.  Connection setup carries our RFC 8797 private data and
  * the IRD/ORD of cm-private/mpa.c.  The active side waits for
  * ESTABLISHED; the passive side accepts and returns, and learns of
  * ESTABLISHED (or of the handshake's failure) from its channel later.
- * What moves over a connected endpoint is in work_queues.c; what
- * outlives endpoints (per device, per process) in devices.c.
+ * What moves over a connected endpoint is in work_queues.c; the
+ * listener in listener.c; what outlives endpoints (per device, per
+ * process) in devices.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,12 +34,6 @@
 /* soft-iWARP's vendor id ('bmt', drivers/infiniband/sw/siw/siw.h). */
 #define RPCRDMA_SIW_VENDOR_ID 0x626d74u
 
-struct rpcrdma_listener {
-	struct rdma_event_channel *channel;
-	struct rdma_cm_id *id;
-	struct rpcrdma_ep_params params;
-};
-
 int64_t rpcrdma_now_ms(void)
 {
 	struct timespec ts;
@@ -49,7 +43,7 @@ int64_t rpcrdma_now_ms(void)
 }
 
 
-static int fd_set_nonblock(int fd)
+int rpcrdma_fd_set_nonblock(int fd)
 {
 	int flags = fcntl(fd, F_GETFL);
 
@@ -58,7 +52,7 @@ static int fd_set_nonblock(int fd)
 	return 0;
 }
 
-static bool ep_params_valid(const struct rpcrdma_ep_params *p)
+bool rpcrdma_ep_params_valid(const struct rpcrdma_ep_params *p)
 {
 	return p->send_size && p->recv_size && p->recv_count && p->send_depth &&
 	       p->max_send_sge && p->timeout_ms > 0 &&
@@ -76,12 +70,8 @@ static int pd_msg_encode(const struct rpcrdma_ep_params *p, struct rpcrdma_priva
 
 /* ---- rdma_cm events ------------------------------------------------------------ */
 
-/*
- * Wait until @deadline for the next event on @ch.  Returns 0 with *@ev
- * set (the caller acks it), -ETIMEDOUT, or -errno.
- */
-static int cm_next_event(struct rdma_event_channel *ch, int64_t deadline,
-			 struct rdma_cm_event **ev)
+int rpcrdma_cm_next_event(struct rdma_event_channel *ch, int64_t deadline,
+			  struct rdma_cm_event **ev)
 {
 	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
 	int n;
@@ -178,12 +168,7 @@ static int ep_established(struct rpcrdma_ep *ep, const struct rdma_conn_param *c
 	return 0;
 }
 
-/*
- * The one place an rdma_cm event is interpreted (@ep is NULL on the
- * listener's channel).  Returns 0 when the connection may proceed or
- * -errno when it cannot.
- */
-static int cm_event_handle(struct rpcrdma_ep *ep, const struct rdma_cm_event *ev)
+int rpcrdma_cm_event_handle(struct rpcrdma_ep *ep, const struct rdma_cm_event *ev)
 {
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
@@ -211,7 +196,7 @@ static int cm_event_handle(struct rpcrdma_ep *ep, const struct rdma_cm_event *ev
 /* Handle and ack one event of @ep; errors mark the endpoint disconnected. */
 static int ep_cm_event(struct rpcrdma_ep *ep, struct rdma_cm_event *ev)
 {
-	int rc = cm_event_handle(ep, ev);
+	int rc = rpcrdma_cm_event_handle(ep, ev);
 
 	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
 		ep->device_removed = true;
@@ -228,7 +213,7 @@ static int ep_cm_wait(struct rpcrdma_ep *ep, enum rdma_cm_event_type want, int64
 	int rc;
 
 	do {
-		rc = cm_next_event(ep->cm_channel, deadline, &ev);
+		rc = rpcrdma_cm_next_event(ep->cm_channel, deadline, &ev);
 		if (rc)
 			return rc;
 		hit = ev->event == want;
@@ -241,7 +226,7 @@ void rpcrdma_ep_cm_drain(struct rpcrdma_ep *ep)
 {
 	struct rdma_cm_event *ev;
 
-	while (cm_next_event(ep->cm_channel, 0, &ev) == 0)
+	while (rpcrdma_cm_next_event(ep->cm_channel, 0, &ev) == 0)
 		ep_cm_event(ep, ev);
 }
 
@@ -252,7 +237,7 @@ static int ep_alloc(const struct rpcrdma_ep_params *params, struct rpcrdma_ep **
 	struct rpcrdma_ep *ep;
 	int rc = -ENOMEM;
 
-	if (!ep_params_valid(params))
+	if (!rpcrdma_ep_params_valid(params))
 		return -EINVAL;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -268,7 +253,7 @@ static int ep_alloc(const struct rpcrdma_ep_params *params, struct rpcrdma_ep **
 		rc = neg_errno(ENODEV);
 		goto out_destroy;
 	}
-	rc = fd_set_nonblock(ep->cm_channel->fd);
+	rc = rpcrdma_fd_set_nonblock(ep->cm_channel->fd);
 	if (!rc)
 		rc = pd_msg_encode(params, &ep->local_pd, ep->pd_msg);
 	if (rc)
@@ -315,7 +300,7 @@ static int ep_create_cq(struct rpcrdma_ep *ep)
 	ep->comp_channel = ibv_create_comp_channel(verbs);
 	if (!ep->comp_channel)
 		return neg_errno(ENOMEM);
-	rc = fd_set_nonblock(ep->comp_channel->fd);
+	rc = rpcrdma_fd_set_nonblock(ep->comp_channel->fd);
 	if (rc)
 		return rc;
 	errno_clear();
@@ -539,14 +524,7 @@ static int ep_connect_once(const struct sockaddr *dst, const struct rpcrdma_ep_p
 	return 0;
 }
 
-/*
- * rdma_cm picks the local port at random from its own port space; on
- * iWARP it is also a TCP port, and siw's bind of it fails the connect with
- * EADDRINUSE when an ordinary TCP socket holds it (a listener, a
- * connection, one in TIME_WAIT).  A new cm id picks another port.
- */
-#define EP_CONNECT_PORT_TRIES 4
-
+/* A port rdma_cm picked may be held as a TCP port: see RPCRDMA_PORT_TRIES. */
 int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_params *params,
 		       struct rpcrdma_ep **out)
 {
@@ -555,91 +533,11 @@ int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_param
 
 	do
 		rc = ep_connect_once(dst, params, deadline, out);
-	while (rc == -EADDRINUSE && ++tries < EP_CONNECT_PORT_TRIES && remaining_ms(deadline) > 0);
+	while (rc == -EADDRINUSE && ++tries < RPCRDMA_PORT_TRIES && remaining_ms(deadline) > 0);
 	return rc;
 }
 
-/* ---- passive side ---------------------------------------------------------------- */
-
-static bool addr_port_is_any(const struct sockaddr *addr)
-{
-	if (addr->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)addr)->sin_port == 0;
-	return addr->sa_family == AF_INET6 && ((const struct sockaddr_in6 *)addr)->sin6_port == 0;
-}
-
-/* A new cm id bound to @addr and listening; on failure none is left. */
-static int listener_listen(struct rpcrdma_listener *l, const struct sockaddr *addr, int backlog)
-{
-	int rc = 0;
-
-	errno_clear();
-	if (rdma_create_id(l->channel, &l->id, l, RDMA_PS_TCP))
-		return neg_errno(ENOMEM);
-	if (rdma_bind_addr(l->id, (struct sockaddr *)addr))
-		rc = neg_errno(EADDRNOTAVAIL);
-	if (!rc && rdma_listen(l->id, backlog))
-		rc = neg_errno(EIO);
-	if (rc) {
-		rdma_destroy_id(l->id);
-		l->id = NULL;
-	}
-	return rc;
-}
-
-int rpcrdma_listener_create(const struct sockaddr *addr, const struct rpcrdma_ep_params *params,
-			    int backlog, struct rpcrdma_listener **out)
-{
-	struct rpcrdma_listener *l;
-	int rc = -ENOMEM, tries = 0;
-
-	if (!ep_params_valid(params))
-		return -EINVAL;
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	l->params = *params;
-	l->channel = rdma_create_event_channel();
-	if (!l->channel) {
-		rc = neg_errno(ENODEV);
-		goto out_destroy;
-	}
-	rc = fd_set_nonblock(l->channel->fd);
-	if (rc)
-		goto out_destroy;
-	/* a port rdma_cm picked may be held as a TCP port (see EP_CONNECT_PORT_TRIES) */
-	do
-		rc = listener_listen(l, addr, backlog);
-	while (rc == -EADDRINUSE && addr_port_is_any(addr) && ++tries < EP_CONNECT_PORT_TRIES);
-	if (rc)
-		goto out_destroy;
-	*out = l;
-	return 0;
-out_destroy:
-	rpcrdma_listener_destroy(l);
-	return rc;
-}
-
-int rpcrdma_listener_fd(const struct rpcrdma_listener *l)
-{
-	return l->channel->fd;
-}
-
-const struct sockaddr *rpcrdma_listener_addr(const struct rpcrdma_listener *l)
-{
-	return rdma_get_local_addr(l->id);
-}
-
-void rpcrdma_listener_destroy(struct rpcrdma_listener *l)
-{
-	if (!l)
-		return;
-	if (l->id)
-		rdma_destroy_id(l->id);
-	if (l->channel)
-		rdma_destroy_event_channel(l->channel);
-	free(l);
-}
+/* ---- passive side: an endpoint from a connection request (the listener is listener.c) */
 
 /*
  * Read a request while its event is unacked (the private data lives in
@@ -702,8 +600,8 @@ static int ep_accept(struct rpcrdma_ep *ep, const struct rdma_conn_param *reques
  * Copy what the request event holds, ack it, then move the new id to
  * the endpoint's own channel (rdma_migrate_id waits for acks).
  */
-static int ep_from_request(const struct rpcrdma_ep_params *params, struct rdma_cm_event *ev,
-			   struct rpcrdma_ep **out)
+int rpcrdma_ep_from_request(const struct rpcrdma_ep_params *params, struct rdma_cm_event *ev,
+			    struct rpcrdma_ep **out)
 {
 	uint8_t pd[RPCRDMA_MPA_MAX_PD];
 	struct rdma_conn_param request = ev->param.conn;
@@ -735,21 +633,6 @@ static int ep_from_request(const struct rpcrdma_ep_params *params, struct rdma_c
 	}
 	*out = ep;
 	return 0;
-}
-
-int rpcrdma_listener_accept(struct rpcrdma_listener *l, struct rpcrdma_ep **out)
-{
-	struct rdma_cm_event *ev;
-	int rc;
-
-	rc = cm_next_event(l->channel, 0, &ev);
-	if (rc)
-		return rc == -ETIMEDOUT ? -EAGAIN : rc;
-	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-		return ep_from_request(&l->params, ev, out);
-	rc = cm_event_handle(NULL, ev);
-	rdma_ack_cm_event(ev);
-	return rc < 0 ? rc : -EAGAIN;
 }
 
 /* ---- data movement ----------------------------------------------------------------- */

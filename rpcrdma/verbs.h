@@ -101,8 +101,12 @@ int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_param
  */
 int rpcrdma_listener_create(const struct sockaddr *addr, const struct rpcrdma_ep_params *params,
 			    int backlog, struct rpcrdma_listener **out);
-/* The cm event channel fd: readable when a connection request is pending. */
+/*
+ * The fd to poll: readable when a connection request is pending, or
+ * when a listener whose device was removed is due to bind again.
+ */
 int rpcrdma_listener_fd(const struct rpcrdma_listener *l);
+/* The address bound at creation, which the listener keeps. */
 const struct sockaddr *rpcrdma_listener_addr(const struct rpcrdma_listener *l);
 /*
  * rpcrdma_listener_accept - take one pending connection request, create
@@ -115,8 +119,11 @@ const struct sockaddr *rpcrdma_listener_addr(const struct rpcrdma_listener *l);
  * accept; a caller that sends first waits for ESTABLISHED
  * (rpcrdma_ep_wait()), since before it the peer's QP may not take a
  * message yet and the Send would wait for the transport's retries.
- * Returns -EAGAIN when no request is pending, 0 with *@out set, or
- * -errno (the request is rejected and the listener keeps serving).
+ * Returns -EAGAIN when nothing is pending, 0 with *@out set, -ENODEV
+ * when the device under a bound listener's address was removed (it
+ * binds the same address and port again by itself, once a second, until
+ * a device serves the address), or another -errno (that request is
+ * rejected and the listener keeps serving).
  */
 int rpcrdma_listener_accept(struct rpcrdma_listener *l, struct rpcrdma_ep **out);
 void rpcrdma_listener_destroy(struct rpcrdma_listener *l);

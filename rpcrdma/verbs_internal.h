@@ -3,6 +3,7 @@
  * itself, its send-queue slots, the errno conventions of the verbs and
  * rdma_cm calls, and the cm-event drain that a completion wait also
  * needs.  verbs.c sets an endpoint up and tears it down (rdma_cm);
+ * listener.c makes passive endpoints from a listener's requests;
  * work_queues.c posts to its queues and polls its completions;
  * devices.c keeps the process-wide state of the devices underneath.
  */
@@ -91,5 +92,39 @@ static inline int verbs_rc(int rc)
 
 /* Handle whatever cm events are pending without blocking. */
 void rpcrdma_ep_cm_drain(struct rpcrdma_ep *ep);
+
+/*
+ * rdma_cm picks a local port at random from its own port space; on
+ * iWARP it is also a TCP port, and siw's bind of it fails with
+ * EADDRINUSE when an ordinary TCP socket holds it (a listener, a
+ * connection, one in TIME_WAIT).  A new cm id picks another port.
+ */
+#define RPCRDMA_PORT_TRIES 4
+
+int rpcrdma_fd_set_nonblock(int fd);
+bool rpcrdma_ep_params_valid(const struct rpcrdma_ep_params *p);
+
+/*
+ * rpcrdma_cm_next_event - wait until @deadline for the next event on
+ * @ch.  Returns 0 with *@ev set (the caller acks it), -ETIMEDOUT, or
+ * -errno.
+ */
+int rpcrdma_cm_next_event(struct rdma_event_channel *ch, int64_t deadline,
+			  struct rdma_cm_event **ev);
+
+/*
+ * rpcrdma_cm_event_handle - the one place an rdma_cm event is
+ * interpreted (@ep is NULL on the listener's channel).  Returns 0 when
+ * the connection may proceed or -errno when it cannot.
+ */
+int rpcrdma_cm_event_handle(struct rpcrdma_ep *ep, const struct rdma_cm_event *ev);
+
+/*
+ * rpcrdma_ep_from_request - the endpoint of connection request @ev
+ * (acked here), accepted: see rpcrdma_listener_accept().  Returns 0
+ * with *@out set, or -errno with the request rejected.
+ */
+int rpcrdma_ep_from_request(const struct rpcrdma_ep_params *params, struct rdma_cm_event *ev,
+			    struct rpcrdma_ep **out);
 
 #endif
