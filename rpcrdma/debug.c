@@ -18,6 +18,12 @@ static bool debug_on(void)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
+static void uaddr_of(const struct sockaddr *addr, char *uaddr, size_t size)
+{
+	if (!addr || rpcrdma_uaddr_format(addr, uaddr, size))
+		snprintf(uaddr, size, "an unknown address");
+}
+
 void rpcrdma_debug_conn_lost(const char *side, const struct sockaddr *peer, const char *why,
 			     int err)
 {
@@ -25,11 +31,20 @@ void rpcrdma_debug_conn_lost(const char *side, const struct sockaddr *peer, cons
 
 	if (!debug_on())
 		return;
-	if (!peer || rpcrdma_uaddr_format(peer, uaddr, sizeof(uaddr)))
-		snprintf(uaddr, sizeof(uaddr), "an unknown address");
+	uaddr_of(peer, uaddr, sizeof(uaddr));
 	if (err)
 		fprintf(stderr, "rpcrdma: %s: connection with %s closed: %s (%s)\n", side, uaddr,
 			why, strerror_r(err, text, sizeof(text)));
 	else
 		fprintf(stderr, "rpcrdma: %s: connection with %s closed: %s\n", side, uaddr, why);
+}
+
+void rpcrdma_debug_listener(const struct sockaddr *addr, const char *what)
+{
+	char uaddr[64];
+
+	if (!debug_on())
+		return;
+	uaddr_of(addr, uaddr, sizeof(uaddr));
+	fprintf(stderr, "rpcrdma: server: listener on %s: %s\n", uaddr, what);
 }

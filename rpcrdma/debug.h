@@ -1,7 +1,8 @@
 /*
  * Debug messages on stderr, on when the environment has RPCRDMA_DEBUG
  * set to anything but "" or "0": why a connection was lost or given up, which
- * a peer sees only as a disconnect and a caller only as an errno.
+ * a peer sees only as a disconnect and a caller only as an errno, and a
+ * listener's loss of its device, which nobody sees.
  */
 #ifndef RPCRDMA_DEBUG_H
 #define RPCRDMA_DEBUG_H
@@ -15,5 +16,8 @@
  */
 void rpcrdma_debug_conn_lost(const char *side, const struct sockaddr *peer, const char *why,
 			     int err);
+
+/* rpcrdma_debug_listener - "rpcrdma: server: listener on @addr: @what" when debugging is on. */
+void rpcrdma_debug_listener(const struct sockaddr *addr, const char *what);
 
 #endif

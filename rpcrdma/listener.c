@@ -20,6 +20,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "rpcrdma/debug.h"
 #include "rpcrdma/devices.h"
 #include "rpcrdma/verbs_internal.h"
 
@@ -55,10 +56,14 @@ static int listener_listen(struct rpcrdma_listener *l, const struct sockaddr *ad
 	errno_clear();
 	if (rdma_create_id(l->channel, &l->id, l, RDMA_PS_TCP))
 		return neg_errno(ENOMEM);
+	errno_clear();
 	if (rdma_bind_addr(l->id, (struct sockaddr *)addr))
 		rc = neg_errno(EADDRNOTAVAIL);
-	if (!rc && rdma_listen(l->id, l->backlog))
-		rc = neg_errno(EIO);
+	if (!rc) {
+		errno_clear();
+		if (rdma_listen(l->id, l->backlog))
+			rc = neg_errno(EIO);
+	}
 	if (rc) {
 		rdma_destroy_id(l->id);
 		l->id = NULL;
@@ -99,6 +104,7 @@ int rpcrdma_listener_create(const struct sockaddr *addr, const struct rpcrdma_ep
 	l->epfd = l->timerfd = -1;
 	l->params = *params;
 	l->backlog = backlog;
+	errno_clear();
 	l->channel = rdma_create_event_channel();
 	if (!l->channel) {
 		rc = neg_errno(ENODEV);
@@ -182,6 +188,8 @@ static void listener_lost(struct rpcrdma_listener *l)
 	l->id = NULL;
 	rpcrdma_device_release_removed(uverbs_path);
 	listener_retry_arm(l, true);
+	rpcrdma_debug_listener(rpcrdma_listener_addr(l),
+			       "its RDMA device was removed; binding again every second");
 }
 
 int rpcrdma_listener_accept(struct rpcrdma_listener *l, struct rpcrdma_ep **out)
@@ -190,8 +198,10 @@ int rpcrdma_listener_accept(struct rpcrdma_listener *l, struct rpcrdma_ep **out)
 	bool lost;
 	int rc;
 
-	if (listener_retry_due(l) && !l->id && listener_listen(l, rpcrdma_listener_addr(l)) == 0)
+	if (listener_retry_due(l) && !l->id && listener_listen(l, rpcrdma_listener_addr(l)) == 0) {
 		listener_retry_arm(l, false);
+		rpcrdma_debug_listener(rpcrdma_listener_addr(l), "listening again");
+	}
 	rc = rpcrdma_cm_next_event(l->channel, 0, &ev);
 	if (rc)
 		return rc == -ETIMEDOUT ? -EAGAIN : rc;

@@ -110,6 +110,7 @@ static struct rpcrdma_rd_depths accept_depths(const struct rpcrdma_ep *ep,
 
 static int ep_cm_option(struct rpcrdma_ep *ep, int name, uint8_t value)
 {
+	errno_clear();
 	if (rdma_set_option(ep->id, RDMA_OPTION_ID, name, &value, sizeof(value)))
 		return neg_errno(EINVAL);
 	return 0;
@@ -180,10 +181,13 @@ int rpcrdma_cm_event_handle(struct rpcrdma_ep *ep, const struct rdma_cm_event *e
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		return ev->status < 0 ? ev->status : -EHOSTUNREACH;
-	case RDMA_CM_EVENT_REJECTED:
-	case RDMA_CM_EVENT_UNREACHABLE:
-	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_REJECTED: /* status: IB CM reject reason, or iWARP's -errno */
 		return -ECONNREFUSED;
+	/* as Linux's xprtrdma, where rdma_cm gives no errno (IB: -ETIMEDOUT, no reply to the REQ) */
+	case RDMA_CM_EVENT_UNREACHABLE:
+		return ev->status < 0 ? ev->status : -ENETUNREACH;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		return ev->status < 0 ? ev->status : -ENOTCONN;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
@@ -248,6 +252,7 @@ static int ep_alloc(const struct rpcrdma_ep_params *params, struct rpcrdma_ep **
 	if (!ep->slots)
 		goto out_destroy;
 	/* Fails with ENODEV (no /dev/infiniband/rdma_cm) or EACCES: say so, not ENOMEM. */
+	errno_clear();
 	ep->cm_channel = rdma_create_event_channel();
 	if (!ep->cm_channel) {
 		rc = neg_errno(ENODEV);
@@ -273,8 +278,10 @@ static int ep_query_device(struct rpcrdma_ep *ep)
 
 	if (rc)
 		return rc;
-	ep->info.dev.max_qp_rd_atom = (uint32_t)attr.max_qp_rd_atom;
-	ep->info.dev.max_qp_init_rd_atom = (uint32_t)attr.max_qp_init_rd_atom;
+	/* rdma_cm sets no deeper IRD or ORD than its 8 bits carry */
+	ep->info.dev.max_qp_rd_atom = min_u32((uint32_t)attr.max_qp_rd_atom, RPCRDMA_CM_DEPTH_MAX);
+	ep->info.dev.max_qp_init_rd_atom = min_u32((uint32_t)attr.max_qp_init_rd_atom,
+						   RPCRDMA_CM_DEPTH_MAX);
 	ep->info.device_has_mw = attr.device_cap_flags &
 				 (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
 	ep->rxe_wc_flags = attr.vendor_id == RPCRDMA_RXE_VENDOR_ID;
@@ -461,16 +468,19 @@ static int ep_resolve(struct rpcrdma_ep *ep, const struct sockaddr *dst, int64_t
 {
 	int rc;
 
+	errno_clear();
 	if (rdma_create_id(ep->cm_channel, &ep->id, ep, RDMA_PS_TCP))
 		return neg_errno(ENOMEM);
 	rc = ep_cm_options_set(ep);
 	if (rc)
 		return rc;
+	errno_clear();
 	if (rdma_resolve_addr(ep->id, NULL, (struct sockaddr *)dst, remaining_ms(deadline) + 1))
 		return neg_errno(EHOSTUNREACH);
 	rc = ep_cm_wait(ep, RDMA_CM_EVENT_ADDR_RESOLVED, deadline);
 	if (rc)
 		return rc;
+	errno_clear();
 	if (rdma_resolve_route(ep->id, remaining_ms(deadline) + 1))
 		return neg_errno(EHOSTUNREACH);
 	return ep_cm_wait(ep, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline);
@@ -498,6 +508,7 @@ static int ep_connect(struct rpcrdma_ep *ep, int64_t deadline)
 	ep->rd_requested = rpcrdma_rd_request(&ep->info.dev, &ep->params.rd);
 	param.responder_resources = (uint8_t)min_u32(ep->rd_requested.ird, RPCRDMA_CM_DEPTH_MAX);
 	param.initiator_depth = (uint8_t)min_u32(ep->rd_requested.ord, RPCRDMA_CM_DEPTH_MAX);
+	errno_clear();
 	if (rdma_connect(ep->id, &param))
 		return neg_errno(ECONNREFUSED);
 	return ep_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, deadline);
@@ -589,6 +600,7 @@ static int ep_accept(struct rpcrdma_ep *ep, const struct rdma_conn_param *reques
 	ep_take_request(ep, request);
 	param.responder_resources = (uint8_t)min_u32(ep->info.rd.ird, RPCRDMA_CM_DEPTH_MAX);
 	param.initiator_depth = (uint8_t)min_u32(ep->info.rd.ord, RPCRDMA_CM_DEPTH_MAX);
+	errno_clear();
 	if (rdma_accept(ep->id, &param))
 		return neg_errno(ECONNREFUSED);
 	ep->accepted = true;
@@ -623,6 +635,7 @@ int rpcrdma_ep_from_request(const struct rpcrdma_ep_params *params, struct rdma_
 	ep->id = id;
 	ep->passive = true;
 	id->context = ep;
+	errno_clear();
 	if (rdma_migrate_id(id, ep->cm_channel))
 		rc = neg_errno(EIO);
 	if (!rc)

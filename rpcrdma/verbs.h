@@ -85,7 +85,8 @@ struct rpcrdma_listener;
 /*
  * rpcrdma_ep_connect - active side: resolve, create resources, post all
  * receives, connect with our private data, wait for ESTABLISHED.
- * Returns 0, -ETIMEDOUT, -ECONNREFUSED (rejected or unreachable),
+ * Returns 0, -ETIMEDOUT (no answer within the timeout, from rdma_cm
+ * too), -ECONNREFUSED (rejected), -ENETUNREACH, -EHOSTUNREACH,
  * -ENODEV (no RDMA device for the address), -EADDRINUSE (no free local
  * port after a few tries), -ENOMEM, or another -errno.
  */

@@ -58,10 +58,12 @@ fault_cleanup() {
 }
 
 # server_start ADDR PORT: the stream server in the background; sets
-# srv_pid and srv_port (0 and a FAIL if it did not start in 30 s).
+# srv_pid, srv_port (0 and a FAIL if it did not start in 30 s) and srv_err
+# (its standard error).
 server_start() {
     local out=$tmp/server.$RANDOM i
     : >"$out"
+    srv_err=$out.err
     "$stream" --server "$1" "$2" >"$out" 2>"$out.err" &
     srv_pid=$!
     srv_port=0

@@ -1,9 +1,12 @@
-/* The verbs layer's pure parts: what a failed completion's status means as an errno. */
+/*
+ * The verbs layer's pure parts: what a failed completion's status and an
+ * rdma_cm event mean as an errno.
+ */
 #include <errno.h>
 
 #include <criterion/criterion.h>
 
-#include "rpcrdma/verbs.h"
+#include "rpcrdma/verbs_internal.h"
 
 Test(verbs, wc_errno_names_the_cause)
 {
@@ -34,4 +37,45 @@ Test(verbs, wc_failure_says_flush_means_the_queue_pair_went_down)
 			 "the queue pair went down, its work requests flushed");
 	cr_assert_str_eq(rpcrdma_wc_failure(IBV_WC_REM_ACCESS_ERR),
 			 ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
+}
+
+static int cm_event(enum rdma_cm_event_type type, int status)
+{
+	struct rdma_cm_event ev = { .event = type, .status = status };
+
+	return rpcrdma_cm_event_handle(NULL, &ev);
+}
+
+Test(verbs, cm_event_errno_keeps_rdma_cm_status)
+{
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT), -ETIMEDOUT);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_CONNECT_ERROR, -ECONNRESET), -ECONNRESET);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_ADDR_ERROR, -ENETUNREACH), -ENETUNREACH);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_ROUTE_ERROR, -ETIMEDOUT), -ETIMEDOUT);
+}
+
+Test(verbs, cm_event_errno_without_status_names_the_event)
+{
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_UNREACHABLE, 0), -ENETUNREACH);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_CONNECT_ERROR, 0), -ENOTCONN);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_ADDR_ERROR, 0), -EHOSTUNREACH);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_ROUTE_ERROR, 0), -EHOSTUNREACH);
+}
+
+Test(verbs, cm_event_rejected_is_refused_whatever_the_reason)
+{
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_REJECTED, 28), -ECONNREFUSED); /* IB: consumer reject */
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_REJECTED, -ECONNRESET), -ECONNREFUSED); /* iWARP */
+}
+
+Test(verbs, cm_event_ends_or_lets_the_connection_proceed)
+{
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_DISCONNECTED, 0), -ECONNRESET);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_DEVICE_REMOVAL, 0), -ECONNRESET);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_ADDR_CHANGE, 0), -ECONNRESET);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_ADDR_RESOLVED, 0), 0);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_ROUTE_RESOLVED, 0), 0);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_CONNECT_REQUEST, 0), 0);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_ESTABLISHED, 0), 0); /* the listener's (no endpoint) */
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_TIMEWAIT_EXIT, 0), 0);
 }
