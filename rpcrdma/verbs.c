@@ -181,13 +181,15 @@ int rpcrdma_cm_event_handle(struct rpcrdma_ep *ep, const struct rdma_cm_event *e
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		return ev->status < 0 ? ev->status : -EHOSTUNREACH;
-	case RDMA_CM_EVENT_REJECTED: /* status: IB CM reject reason, or iWARP's -errno */
-		return -ECONNREFUSED;
-	/* as Linux's xprtrdma, where rdma_cm gives no errno (IB: -ETIMEDOUT, no reply to the REQ) */
+	/*
+	 * status is no reliable errno here: an IB CM reject reason, librdmacm's
+	 * -1, or siw's -EINVAL for a bad MPA reply; and siw's 5 s MPA timeout
+	 * (-ETIMEDOUT) must not end a call before its own deadline.
+	 */
+	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_UNREACHABLE:
-		return ev->status < 0 ? ev->status : -ENETUNREACH;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		return ev->status < 0 ? ev->status : -ENOTCONN;
+		return -ECONNREFUSED;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 	case RDMA_CM_EVENT_ADDR_CHANGE:

@@ -85,10 +85,10 @@ struct rpcrdma_listener;
 /*
  * rpcrdma_ep_connect - active side: resolve, create resources, post all
  * receives, connect with our private data, wait for ESTABLISHED.
- * Returns 0, -ETIMEDOUT (no answer within the timeout, from rdma_cm
- * too), -ECONNREFUSED (rejected), -ENETUNREACH, -EHOSTUNREACH,
- * -ENODEV (no RDMA device for the address), -EADDRINUSE (no free local
- * port after a few tries), -ENOMEM, or another -errno.
+ * Returns 0, -ETIMEDOUT, -ECONNREFUSED (rejected, unreachable or the
+ * handshake failed), -EHOSTUNREACH, -ENODEV (no RDMA device for the
+ * address), -EADDRINUSE (no free local port after a few tries),
+ * -ENOMEM, or another -errno.
  */
 int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_params *params,
 		       struct rpcrdma_ep **out);
@@ -122,8 +122,9 @@ const struct sockaddr *rpcrdma_listener_addr(const struct rpcrdma_listener *l);
  * message yet and the Send would wait for the transport's retries.
  * Returns -EAGAIN when nothing is pending, 0 with *@out set, -ENODEV
  * when the device under a bound listener's address was removed (it
- * binds the same address and port again by itself, once a second, until
- * a device serves the address), or another -errno (that request is
+ * binds the same address and port again once a second, while the caller
+ * polls rpcrdma_listener_fd() and calls this, until a device serves the
+ * address), or another -errno (that request is
  * rejected and the listener keeps serving).
  */
 int rpcrdma_listener_accept(struct rpcrdma_listener *l, struct rpcrdma_ep **out);
