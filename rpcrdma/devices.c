@@ -65,7 +65,7 @@ void rpcrdma_device_siw_guard(struct ibv_context *verbs)
  * of the deleted uverbs node.  No queue is created on a removed device,
  * so the guard has nothing left to protect.
  */
-void rpcrdma_device_siw_unguard(struct ibv_context *verbs)
+static void siw_unguard(struct ibv_context *verbs)
 {
 	int i, last;
 
@@ -81,6 +81,12 @@ void rpcrdma_device_siw_unguard(struct ibv_context *verbs)
 		break;
 	}
 	pthread_mutex_unlock(&siw_guard_lock);
+}
+
+void rpcrdma_device_removing(struct ibv_context *verbs, char uverbs_path[RPCRDMA_UVERBS_PATH_MAX])
+{
+	snprintf(uverbs_path, RPCRDMA_UVERBS_PATH_MAX, "%s", verbs->device->dev_path);
+	siw_unguard(verbs);
 }
 
 /*

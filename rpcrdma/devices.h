@@ -13,12 +13,19 @@
 /* Before a process's first CQ on a siw context @verbs (see devices.c). */
 void rpcrdma_device_siw_guard(struct ibv_context *verbs);
 
-/* Drop the guard of @verbs, a device being removed; no-op if it has none. */
-void rpcrdma_device_siw_unguard(struct ibv_context *verbs);
+/* The node of a device, as rpcrdma_device_release_removed() takes it. */
+#define RPCRDMA_UVERBS_PATH_MAX sizeof(((struct ibv_device *)0)->dev_path)
 
 /*
- * After an endpoint is destroyed: @uverbs_path is the node of a device
- * removed under it, or "".  Lets go of removed devices whose node has
+ * Before the cm id of an endpoint or listener told of @verbs's removal
+ * is destroyed: drops the device's siw guard and copies its uverbs node
+ * to @uverbs_path, for rpcrdma_device_release_removed() after.
+ */
+void rpcrdma_device_removing(struct ibv_context *verbs, char uverbs_path[RPCRDMA_UVERBS_PATH_MAX]);
+
+/*
+ * After an endpoint or listener's cm id is destroyed: @uverbs_path is
+ * the node of a device removed under it, or "".  Lets go of removed devices whose node has
  * vanished and watches the others (see devices.c).
  */
 void rpcrdma_device_release_removed(const char *uverbs_path);

@@ -104,13 +104,7 @@ int rpcrdma_listener_create(const struct sockaddr *addr, const struct rpcrdma_ep
 	l->epfd = l->timerfd = -1;
 	l->params = *params;
 	l->backlog = backlog;
-	errno_clear();
-	l->channel = rdma_create_event_channel();
-	if (!l->channel) {
-		rc = neg_errno(ENODEV);
-		goto out_destroy;
-	}
-	rc = rpcrdma_fd_set_nonblock(l->channel->fd);
+	rc = rpcrdma_cm_channel_create(&l->channel);
 	if (!rc)
 		rc = listener_fds_open(l);
 	if (rc)
@@ -178,12 +172,10 @@ static bool listener_retry_due(struct rpcrdma_listener *l)
  */
 static void listener_lost(struct rpcrdma_listener *l)
 {
-	char uverbs_path[sizeof(((struct ibv_device *)0)->dev_path)] = "";
+	char uverbs_path[RPCRDMA_UVERBS_PATH_MAX] = "";
 
-	if (l->id->verbs) {
-		snprintf(uverbs_path, sizeof(uverbs_path), "%s", l->id->verbs->device->dev_path);
-		rpcrdma_device_siw_unguard(l->id->verbs);
-	}
+	if (l->id->verbs)
+		rpcrdma_device_removing(l->id->verbs, uverbs_path);
 	rdma_destroy_id(l->id);
 	l->id = NULL;
 	rpcrdma_device_release_removed(uverbs_path);
@@ -198,7 +190,7 @@ int rpcrdma_listener_accept(struct rpcrdma_listener *l, struct rpcrdma_ep **out)
 	bool lost;
 	int rc;
 
-	if (listener_retry_due(l) && !l->id && listener_listen(l, rpcrdma_listener_addr(l)) == 0) {
+	if (!l->id && listener_retry_due(l) && listener_listen(l, rpcrdma_listener_addr(l)) == 0) {
 		listener_retry_arm(l, false);
 		rpcrdma_debug_listener(rpcrdma_listener_addr(l), "listening again");
 	}

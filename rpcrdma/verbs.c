@@ -3,8 +3,9 @@
  * the cm id and an event channel of its own (so a disconnect is seen
  * without the listener), the PD, one CQ on a completion channel, the RC
  * QP, and one registered allocation of receive buffers posted before
- * connect or accept; and every rdma_cm event, handled in one switch.  Connection setup carries our RFC 8797 private data and
- * the IRD/ORD of cm-private/mpa.c.  The active side waits for
+ * connect or accept; and every rdma_cm event, handled in one switch.
+ * Connection setup carries our RFC 8797 private data and the IRD/ORD of
+ * cm-private/mpa.c.  The active side waits for
  * ESTABLISHED; the passive side accepts and returns, and learns of
  * ESTABLISHED (or of the handshake's failure) from its channel later.
  * What moves over a connected endpoint is in work_queues.c; the
@@ -43,13 +44,23 @@ int64_t rpcrdma_now_ms(void)
 }
 
 
-int rpcrdma_fd_set_nonblock(int fd)
+static int fd_set_nonblock(int fd)
 {
 	int flags = fcntl(fd, F_GETFL);
 
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
 		return neg_errno(EIO);
 	return 0;
+}
+
+int rpcrdma_cm_channel_create(struct rdma_event_channel **out)
+{
+	/* Fails with ENODEV (no /dev/infiniband/rdma_cm) or EACCES: say so, not ENOMEM. */
+	errno_clear();
+	*out = rdma_create_event_channel();
+	if (!*out)
+		return neg_errno(ENODEV);
+	return fd_set_nonblock((*out)->fd);
 }
 
 bool rpcrdma_ep_params_valid(const struct rpcrdma_ep_params *p)
@@ -253,14 +264,7 @@ static int ep_alloc(const struct rpcrdma_ep_params *params, struct rpcrdma_ep **
 	ep->slots = calloc(params->send_depth, sizeof(*ep->slots));
 	if (!ep->slots)
 		goto out_destroy;
-	/* Fails with ENODEV (no /dev/infiniband/rdma_cm) or EACCES: say so, not ENOMEM. */
-	errno_clear();
-	ep->cm_channel = rdma_create_event_channel();
-	if (!ep->cm_channel) {
-		rc = neg_errno(ENODEV);
-		goto out_destroy;
-	}
-	rc = rpcrdma_fd_set_nonblock(ep->cm_channel->fd);
+	rc = rpcrdma_cm_channel_create(&ep->cm_channel);
 	if (!rc)
 		rc = pd_msg_encode(params, &ep->local_pd, ep->pd_msg);
 	if (rc)
@@ -309,7 +313,7 @@ static int ep_create_cq(struct rpcrdma_ep *ep)
 	ep->comp_channel = ibv_create_comp_channel(verbs);
 	if (!ep->comp_channel)
 		return neg_errno(ENOMEM);
-	rc = rpcrdma_fd_set_nonblock(ep->comp_channel->fd);
+	rc = fd_set_nonblock(ep->comp_channel->fd);
 	if (rc)
 		return rc;
 	errno_clear();
@@ -416,16 +420,14 @@ static void ep_disconnect(struct rpcrdma_ep *ep)
 
 void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
 {
-	char uverbs_path[sizeof(((struct ibv_device *)0)->dev_path)] = "";
+	char uverbs_path[RPCRDMA_UVERBS_PATH_MAX] = "";
 
 	if (!ep)
 		return;
 	if (ep->id && ep->cm_channel)
 		rpcrdma_ep_cm_drain(ep); /* a DEVICE_REMOVAL behind the failure that ends us */
-	if (ep->device_removed && ep->id && ep->id->verbs) {
-		snprintf(uverbs_path, sizeof(uverbs_path), "%s", ep->id->verbs->device->dev_path);
-		rpcrdma_device_siw_unguard(ep->id->verbs);
-	}
+	if (ep->device_removed && ep->id && ep->id->verbs)
+		rpcrdma_device_removing(ep->id->verbs, uverbs_path);
 	if (ep->id && !ep->stopped)
 		ep_disconnect(ep);
 	if (ep->id && ep->id->qp)

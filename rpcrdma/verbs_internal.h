@@ -101,7 +101,12 @@ void rpcrdma_ep_cm_drain(struct rpcrdma_ep *ep);
  */
 #define RPCRDMA_PORT_TRIES 4
 
-int rpcrdma_fd_set_nonblock(int fd);
+/*
+ * rpcrdma_cm_channel_create - a non-blocking rdma_cm event channel in
+ * *@out (left set on failure, for the caller's destroy).  Returns 0,
+ * -ENODEV or -EACCES (no usable rdma_cm), or another -errno.
+ */
+int rpcrdma_cm_channel_create(struct rdma_event_channel **out);
 bool rpcrdma_ep_params_valid(const struct rpcrdma_ep_params *p);
 
 /*
