@@ -105,12 +105,14 @@ $(STATIC_LIB): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 # Only the installed headers' functions are exported (rpcrdma/librpcrdma.map).
+# -z nodelete: the device removal watcher thread (rpcrdma/devices.c) never
+# ends, so a dlclose() must leave its code mapped.
 SYMBOL_MAP    := rpcrdma/librpcrdma.map
 
 $(SHARED_LIB): $(LIB_OBJS) $(SYMBOL_MAP)
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,librpcrdma.so.$(SOVERSION) -Wl,--version-script=$(SYMBOL_MAP) \
-	    -o $@ $(LIB_OBJS) $(PKG_LIBS)
+	    -Wl,-z,nodelete -o $@ $(LIB_OBJS) $(PKG_LIBS)
 	ln -sf librpcrdma.so.$(VERSION) $(B)/lib/librpcrdma.so.$(SOVERSION)
 	ln -sf librpcrdma.so.$(SOVERSION) $(B)/lib/librpcrdma.so
 

@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "rpcrdma/debug.h"
-#include "rpcrdma/devices.h"
 #include "rpcrdma/verbs_internal.h"
 
 #define RELISTEN_INTERVAL_MS 1000
@@ -166,19 +165,14 @@ static bool listener_retry_due(struct rpcrdma_listener *l)
 }
 
 /*
- * Its device was removed (the event is acked): give the id back, and
- * let librdmacm let go of the device (devices.c), then retry on the
+ * Its device was removed (the event is acked): give the id back (the
+ * removal watcher of devices.c lets go of the rest), then retry on the
  * timer.  A device that comes back takes its address again.
  */
 static void listener_lost(struct rpcrdma_listener *l)
 {
-	char uverbs_path[RPCRDMA_UVERBS_PATH_MAX] = "";
-
-	if (l->id->verbs)
-		rpcrdma_device_removing(l->id->verbs, uverbs_path);
 	rdma_destroy_id(l->id);
 	l->id = NULL;
-	rpcrdma_device_release_removed(uverbs_path);
 	listener_retry_arm(l, true);
 	rpcrdma_debug_listener(rpcrdma_listener_addr(l),
 			       "its RDMA device was removed; binding again every second");

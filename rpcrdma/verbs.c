@@ -60,6 +60,8 @@ int rpcrdma_cm_channel_create(struct rdma_event_channel **out)
 	*out = rdma_create_event_channel();
 	if (!*out)
 		return neg_errno(ENODEV);
+	/* Every use of rdma_cm, so of a device, starts here: so does the removal watcher. */
+	rpcrdma_device_watch_start();
 	return fd_set_nonblock((*out)->fd);
 }
 
@@ -215,8 +217,6 @@ static int ep_cm_event(struct rpcrdma_ep *ep, struct rdma_cm_event *ev)
 {
 	int rc = rpcrdma_cm_event_handle(ep, ev);
 
-	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
-		ep->device_removed = true;
 	rdma_ack_cm_event(ev);
 	if (rc < 0)
 		__atomic_store_n(&ep->disconnected, true, __ATOMIC_RELAXED);
@@ -420,14 +420,10 @@ static void ep_disconnect(struct rpcrdma_ep *ep)
 
 void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
 {
-	char uverbs_path[RPCRDMA_UVERBS_PATH_MAX] = "";
-
 	if (!ep)
 		return;
 	if (ep->id && ep->cm_channel)
-		rpcrdma_ep_cm_drain(ep); /* a DEVICE_REMOVAL behind the failure that ends us */
-	if (ep->device_removed && ep->id && ep->id->verbs)
-		rpcrdma_device_removing(ep->id->verbs, uverbs_path);
+		rpcrdma_ep_cm_drain(ep); /* what came before the end: an ESTABLISHED makes it a disconnect */
 	if (ep->id && !ep->stopped)
 		ep_disconnect(ep);
 	if (ep->id && ep->id->qp)
@@ -450,7 +446,6 @@ void rpcrdma_ep_destroy(struct rpcrdma_ep *ep)
 	free(ep->slots);
 	pthread_mutex_destroy(&ep->post_lock);
 	free(ep);
-	rpcrdma_device_release_removed(uverbs_path);
 }
 
 void rpcrdma_ep_stop(struct rpcrdma_ep *ep)

@@ -45,7 +45,6 @@ struct rpcrdma_ep {
 	bool connected;
 	bool disconnected;       /* written atomically: a post reads it without its owner's lock */
 	bool stopped;            /* rpcrdma_ep_stop: QP gone, disconnected */
-	bool device_removed;     /* RDMA_CM_EVENT_DEVICE_REMOVAL came: see devices.c */
 	struct rpcrdma_ep_params params;
 	struct rpcrdma_private_data local_pd;
 	uint8_t pd_msg[RPCRDMA_PD_BYTES];

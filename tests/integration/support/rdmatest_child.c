@@ -164,6 +164,7 @@ static void __attribute__((noreturn)) child_main(const char *prog, const char *a
 {
 	int fds_before, fds_listening, fds_after, cmd;
 	struct ibv_context **devices;
+	struct sockaddr_storage ss;
 	unsigned int conns;
 	SVCXPRT *x;
 
@@ -172,6 +173,9 @@ static void __attribute__((noreturn)) child_main(const char *prog, const char *a
 	devices = rdma_get_devices(NULL);
 	if (devices)
 		rdma_free_devices(devices);
+	/* and the library its device watcher (one fd), which a first listener starts */
+	if (rdmatest_parse_addr(addr, 0, &ss) && (x = svc_rdma_create((struct sockaddr *)&ss, o)))
+		svc_destroy(x);
 	fds_before = rdmatest_fd_count(getpid());
 	x = rdmatest_listen(prog, addr, o, NULL);
 	if (!x)
