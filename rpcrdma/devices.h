@@ -1,16 +1,24 @@
 /*
  * Process-wide state about the RDMA devices under our endpoints: the
  * soft-iWARP mmap-key guard, and letting go of a device the kernel is
- * removing.  verbs.c calls in; nothing here is per connection.  All functions are thread-safe and return nothing: what
- * they cannot do only costs what they exist to avoid.
+ * removing.  verbs.c calls in; nothing here is per connection.  All
+ * functions are thread-safe and report no error: what they cannot do
+ * only costs what they exist to avoid.
  */
 #ifndef RPCRDMA_DEVICES_H
 #define RPCRDMA_DEVICES_H
 
+#include <stdbool.h>
+
 #include <infiniband/verbs.h>
 
-/* Before a process's first CQ on a siw context @verbs (see devices.c). */
-void rpcrdma_device_siw_guard(struct ibv_context *verbs);
+/*
+ * An endpoint's hold on the siw key guard of context @verbs (see
+ * devices.c): get before its CQ; true if counted, and then put after its
+ * queues are destroyed and before its cm id is.
+ */
+bool rpcrdma_device_siw_guard_get(struct ibv_context *verbs);
+void rpcrdma_device_siw_guard_put(struct ibv_context *verbs);
 
 /*
  * With a process's first rdma_cm event channel: starts the thread that

@@ -32,6 +32,7 @@ struct rpcrdma_listener {
 	int timerfd;                  /* armed while id is NULL */
 	int backlog;
 	struct sockaddr_storage addr; /* as bound: with the port rdma_cm picked for port 0 */
+	int relisten_rc;              /* the last re-listen failure said (debug), 0 for none */
 	struct rpcrdma_ep_params params;
 };
 
@@ -178,16 +179,38 @@ static void listener_lost(struct rpcrdma_listener *l)
 			       "its RDMA device was removed; binding again every second");
 }
 
+/*
+ * Bind again when the timer is due.  While no device serves the address
+ * that fails with ENODEV or EADDRNOTAVAIL; any other failure (the port
+ * taken meanwhile) is said once per errno, and retried all the same.
+ */
+static void listener_relisten(struct rpcrdma_listener *l)
+{
+	char what[128], text[64];
+	int rc;
+
+	if (l->id || !listener_retry_due(l))
+		return;
+	rc = listener_listen(l, rpcrdma_listener_addr(l));
+	if (!rc) {
+		listener_retry_arm(l, false);
+		l->relisten_rc = 0;
+		rpcrdma_debug_listener(rpcrdma_listener_addr(l), "listening again");
+	} else if (rc != -ENODEV && rc != -EADDRNOTAVAIL && rc != l->relisten_rc) {
+		l->relisten_rc = rc;
+		snprintf(what, sizeof(what), "binding again failed (%s); still trying every second",
+			 strerror_r(-rc, text, sizeof(text)));
+		rpcrdma_debug_listener(rpcrdma_listener_addr(l), what);
+	}
+}
+
 int rpcrdma_listener_accept(struct rpcrdma_listener *l, struct rpcrdma_ep **out)
 {
 	struct rdma_cm_event *ev;
 	bool lost;
 	int rc;
 
-	if (!l->id && listener_retry_due(l) && listener_listen(l, rpcrdma_listener_addr(l)) == 0) {
-		listener_retry_arm(l, false);
-		rpcrdma_debug_listener(rpcrdma_listener_addr(l), "listening again");
-	}
+	listener_relisten(l);
 	rc = rpcrdma_cm_next_event(l->channel, 0, &ev);
 	if (rc)
 		return rc == -ETIMEDOUT ? -EAGAIN : rc;
