@@ -8,6 +8,8 @@
  * of its own.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -140,11 +142,14 @@ struct node_set {
 	ino_t ino[WATCH_NODES_MAX];
 };
 
-static void node_set_scan(struct node_set *s)
+/* False if DEV_DIR could not be read for another reason than its absence (no fd left, say). */
+static bool node_set_scan(struct node_set *s)
 {
 	DIR *d = opendir(DEV_DIR);
 	struct dirent *e;
 
+	if (!d && errno != ENOENT)
+		return false;
 	s->n = 0;
 	s->overflow = false;
 	while (d && (e = readdir(d))) {
@@ -157,21 +162,32 @@ static void node_set_scan(struct node_set *s)
 	}
 	if (d)
 		closedir(d);
+	return true;
 }
 
-/* True if this process has a file open whose inode is @ino (a character device's node). */
+/*
+ * True if this process has a node of DEV_DIR open whose inode is @ino.
+ * Only such fds are stat'ed: a stat of an fd on a network file system
+ * whose server is gone could block.
+ */
 static bool process_has_open(ino_t ino)
 {
 	DIR *d = opendir("/proc/self/fd");
+	char target[sizeof(DEV_DIR) + 64];
 	struct dirent *e;
 	struct stat st;
 	bool found = false;
+	ssize_t n;
 
 	if (!d)
 		return true; /* cannot tell: re-read */
-	while (!found && (e = readdir(d)))
+	while (!found && (e = readdir(d))) {
+		n = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
+		if (n <= 0 || strncmp(target, DEV_DIR "/", sizeof(DEV_DIR)) != 0)
+			continue;
 		found = fstatat(dirfd(d), e->d_name, &st, 0) == 0 && S_ISCHR(st.st_mode) &&
 			st.st_ino == ino;
+	}
 	closedir(d);
 	return found;
 }
@@ -210,7 +226,17 @@ struct watch {
 
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool watch_started;
-static struct watch the_watch;
+static struct watch the_watch = { .ifd = -1, .wd = -1 };
+
+/*
+ * The program closed our inotify fd (a daemon closing every fd): its
+ * number may be another file of the program's now, never to be polled,
+ * read or closed by us again.  The watcher rescans instead.
+ */
+static void watch_lose_fd(struct watch *w)
+{
+	w->ifd = w->wd = -1;
+}
 
 /* (Re)add the watch; true if it is new: what changed while nothing watched needs a rescan. */
 static bool watch_add(struct watch *w)
@@ -220,6 +246,10 @@ static bool watch_add(struct watch *w)
 	if (w->ifd < 0)
 		return false;
 	wd = inotify_add_watch(w->ifd, DEV_DIR, WATCH_EVENTS); /* the same wd while it lasts */
+	if (wd < 0 && (errno == EBADF || errno == EINVAL)) { /* not an inotify fd any more */
+		watch_lose_fd(w);
+		return false;
+	}
 	if (wd == w->wd)
 		return false;
 	w->wd = wd;
@@ -232,16 +262,18 @@ static void watch_wait(struct watch *w)
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	struct pollfd p = { .fd = w->ifd, .events = POLLIN };
 
-	if (watch_add(w)) /* also after a queue overflow that dropped the watch's end */
+	if (watch_add(w)) /* also after IN_IGNORED: the directory went and may be back */
 		return;
 	if (poll(&p, w->ifd >= 0 ? 1 : 0, w->wd >= 0 ? -1 : WATCH_RESCAN_MS) <= 0)
 		return;
-	if (p.revents & POLLNVAL) { /* the program closed our fd (a daemon closing all): rescan */
-		w->ifd = w->wd = -1;
+	/* still ours? (ENOENT: the directory went, which watch_add sees next) */
+	if ((p.revents & POLLNVAL) ||
+	    (inotify_add_watch(w->ifd, DEV_DIR, WATCH_EVENTS) < 0 && (errno == EBADF || errno == EINVAL))) {
+		watch_lose_fd(w);
 		return;
 	}
 	while (read(w->ifd, buf, sizeof(buf)) > 0)
-		; /* the events only wake us: the rescan tells what changed (an IN_IGNORED, watch_add) */
+		; /* the events only wake us: the rescan tells what changed */
 }
 
 static void *device_watch(void *arg)
@@ -250,7 +282,8 @@ static void *device_watch(void *arg)
 
 	for (;;) {
 		watch_wait(w);
-		node_set_scan(&w->sets[!w->seen]);
+		if (!node_set_scan(&w->sets[!w->seen]))
+			continue; /* compared with the last good scan next time */
 		if (node_set_lost_held(&w->sets[w->seen], &w->sets[!w->seen]))
 			librdmacm_reread();
 		w->seen = !w->seen;
@@ -282,7 +315,7 @@ static void watch_fork_parent(void)
 
 static void watch_fork_child(void)
 {
-	if (the_watch.ifd >= 0)
+	if (watch_started && the_watch.ifd >= 0)
 		close(the_watch.ifd);
 	the_watch = (struct watch){ .ifd = -1, .wd = -1 };
 	watch_started = false;
@@ -328,10 +361,13 @@ void rpcrdma_device_watch_start(void)
 		*w = (struct watch){ .wd = -1 };
 		w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC); /* -1: the watcher rescans instead */
 		watch_add(w);
-		node_set_scan(&w->sets[0]);
+		if (!node_set_scan(&w->sets[0]))
+			w->sets[0] = (struct node_set){ 0 };
 		watch_started = watch_thread_start(w);
-		if (!watch_started && w->ifd >= 0)
+		if (!watch_started && w->ifd >= 0) {
 			close(w->ifd);
+			w->ifd = -1;
+		}
 	}
 	pthread_mutex_unlock(&watch_lock);
 }

@@ -182,7 +182,7 @@ static void listener_lost(struct rpcrdma_listener *l)
 /*
  * Bind again when the timer is due.  While no device serves the address
  * that fails with ENODEV or EADDRNOTAVAIL; any other failure (the port
- * taken meanwhile) is said once per errno, and retried all the same.
+ * taken meanwhile) is said when its errno is new, and retried all the same.
  */
 static void listener_relisten(struct rpcrdma_listener *l)
 {
