@@ -247,6 +247,20 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 	pthread_cond_broadcast(&ct->credit_cv);
 }
 
+void clnt_conn_device_removed(struct rpcrdma_clnt *ct)
+{
+	struct clnt_rdma_conn *cn;
+
+	pthread_mutex_lock(&ct->lock);
+	cn = ct->conn;
+	if (cn && rpcrdma_ep_device_gone(cn->ep)) {
+		clnt_conn_kill(ct, cn, ENODEV, "its RDMA device was removed");
+		ct->conn = NULL;
+		clnt_conn_put(cn); /* the calls still on it hold theirs */
+	}
+	clnt_rdma_unlock(ct);
+}
+
 uint8_t *clnt_conn_send_buf(const struct clnt_rdma_conn *cn, uint32_t slot)
 {
 	return cn->send_bufs + (size_t)slot * cn->send_size;

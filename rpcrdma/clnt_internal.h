@@ -37,6 +37,7 @@
 
 #include "cm-private/ccp_negotiation.h"
 #include "rpcrdma/credits.h"
+#include "rpcrdma/devices.h"
 #include "rpcrdma/registration.h"
 #include "rpcrdma/transport.h"
 #include "xdr/header.h"
@@ -179,6 +180,7 @@ struct rpcrdma_clnt {
 	struct rpc_err err;
 	struct sockaddr_storage addr;
 	struct netbuf svcaddr;
+	struct rpcrdma_device_user device_user; /* told of device removals (devices.c) */
 };
 
 /* Record @st and @err as @c's outcome; returns @st. */
@@ -254,6 +256,15 @@ void clnt_conn_put(struct clnt_rdma_conn *cn);
 
 /* Mark @cn dead with @err (@why: for RPCRDMA_DEBUG) and wake everything waiting on it.  ct->lock held. */
 void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err, const char *why);
+
+/*
+ * clnt_conn_device_removed - the watcher saw a device node vanish: if
+ * ct->conn is on that device, kill it (its calls fail as on a
+ * disconnect, with -ENODEV) and drop the CLIENT's reference, so an idle
+ * CLIENT lets go of the device now instead of at its next call.  Takes
+ * ct->lock.
+ */
+void clnt_conn_device_removed(struct rpcrdma_clnt *ct);
 
 /*
  * clnt_conn_attach - take a credit and a slot on ct->conn for @c

@@ -536,6 +536,7 @@ static void clnt_rdma_free(struct rpcrdma_clnt *ct)
 {
 	if (!ct)
 		return;
+	rpcrdma_device_user_remove(&ct->device_user);
 	clnt_conn_put(ct->conn);
 	pthread_cond_destroy(&ct->credit_cv);
 	pthread_mutex_destroy(&ct->lock);
@@ -702,6 +703,12 @@ static socklen_t clnt_rdma_addr_len(const struct sockaddr *addr)
 					  : sizeof(struct sockaddr_in6);
 }
 
+static void clnt_rdma_device_removed(struct rpcrdma_device_user *u)
+{
+	clnt_conn_device_removed((struct rpcrdma_clnt *)((char *)u -
+							 offsetof(struct rpcrdma_clnt, device_user)));
+}
+
 static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t prog,
 					  rpcvers_t vers, const struct rpcrdma_options *opts)
 {
@@ -724,6 +731,7 @@ static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t
 	ct->prog = prog;
 	ct->vers = vers;
 	ct->xid = clnt_rdma_initial_xid();
+	ct->device_user.removed = clnt_rdma_device_removed;
 	return ct;
 }
 
@@ -754,6 +762,7 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 	if (rc)
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, -rc);
 	ct->connects = 1;
+	rpcrdma_device_user_add(&ct->device_user);
 	cl->cl_ops = (struct clnt_ops *)&clnt_rdma_ops; /* libtirpc declares it non-const */
 	cl->cl_private = ct;
 	return cl;

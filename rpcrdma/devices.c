@@ -4,8 +4,9 @@
  * endpoints use it, and a device the kernel is removing is let go of by
  * one watcher thread per process, started with its first rdma_cm
  * channel, that sees the device's node vanish from /dev/infiniband and
- * makes librdmacm forget it.  Each keeps a small fixed table under a lock
- * of its own.
+ * makes librdmacm forget it and tells the users that hold a device
+ * without watching its events (CLIENTs between calls).  Each keeps its
+ * table or list under a lock of its own.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -113,7 +114,8 @@ void rpcrdma_device_siw_guard_put(struct ibv_context *verbs)
  * finds the device gone.  Nothing of ours is told of the removal when no
  * cm id of ours is on the device (a server whose connections over it
  * have ended, a wildcard listener), or when an endpoint is destroyed on a
- * disconnect that came before the event.
+ * disconnect that came before the event; and a CLIENT between calls
+ * reads no event until its next call, keeping its queues meanwhile.
  *
  * So each process that uses rdma_cm keeps one watcher thread, started
  * with its first event channel.  It sleeps on inotify of DEV_DIR
@@ -121,9 +123,10 @@ void rpcrdma_device_siw_guard_put(struct ibv_context *verbs)
  * it is missing while no device exists, or inotify is out of instances)
  * and, when a uverbs node it saw has vanished or been replaced and the
  * process still has the node open, makes librdmacm re-read the list
- * (libibverbs no longer lists a device whose node is gone); librdmacm
- * closes a vanished device no cm id uses, and one still used when its
- * last cm id goes.  The re-read opens every other device, so it is done
+ * (libibverbs no longer lists a device whose node is gone) and tells the
+ * users (rpcrdma_device_user_add), which let go of their connections on
+ * it; librdmacm closes a vanished device no cm id uses, and one still
+ * used when its last cm id goes.  The re-read opens every other device, so it is done
  * only when needed.  librdmacm (rdma-core 44) gives up re-reading when
  * no device is left at all: then its context stays open, and the removal
  * waits, until the process exits.  A /dev whose nodes nobody deletes (a
@@ -216,6 +219,60 @@ static void librdmacm_reread(void)
 		rdma_free_devices(list);
 }
 
+/* The users, newest first; a forked child starts a new generation with none. */
+static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rpcrdma_device_user *users;
+static unsigned int users_generation;
+
+void rpcrdma_device_user_add(struct rpcrdma_device_user *u)
+{
+	pthread_mutex_lock(&users_lock);
+	u->prev = NULL;
+	u->next = users;
+	if (users)
+		users->prev = u;
+	users = u;
+	u->generation = users_generation;
+	u->listed = true;
+	pthread_mutex_unlock(&users_lock);
+}
+
+void rpcrdma_device_user_remove(struct rpcrdma_device_user *u)
+{
+	pthread_mutex_lock(&users_lock);
+	if (u->listed && u->generation == users_generation) {
+		if (u->prev)
+			u->prev->next = u->next;
+		else
+			users = u->next;
+		if (u->next)
+			u->next->prev = u->prev;
+	}
+	u->listed = false;
+	pthread_mutex_unlock(&users_lock);
+}
+
+static void users_tell_removed(void)
+{
+	pthread_mutex_lock(&users_lock);
+	for (struct rpcrdma_device_user *u = users; u; u = u->next)
+		u->removed(u);
+	pthread_mutex_unlock(&users_lock);
+}
+
+bool rpcrdma_device_node_gone(const struct ibv_context *verbs)
+{
+	char path[sizeof(DEV_DIR) + sizeof(verbs->device->dev_name)];
+	struct stat held, now;
+
+	if (!verbs || fstat(verbs->cmd_fd, &held))
+		return false;
+	snprintf(path, sizeof(path), DEV_DIR "/%s", verbs->device->dev_name);
+	if (stat(path, &now))
+		return errno == ENOENT;
+	return now.st_ino != held.st_ino || now.st_rdev != held.st_rdev;
+}
+
 /* The watcher's state, made before its thread starts (so no loss between start and first scan). */
 struct watch {
 	int ifd; /* inotify, or -1: rescans */
@@ -284,8 +341,10 @@ static void *device_watch(void *arg)
 		watch_wait(w);
 		if (!node_set_scan(&w->sets[!w->seen]))
 			continue; /* compared with the last good scan next time */
-		if (node_set_lost_held(&w->sets[w->seen], &w->sets[!w->seen]))
+		if (node_set_lost_held(&w->sets[w->seen], &w->sets[!w->seen])) {
 			librdmacm_reread();
+			users_tell_removed();
+		}
 		w->seen = !w->seen;
 	}
 	return NULL;
@@ -293,7 +352,8 @@ static void *device_watch(void *arg)
 
 /*
  * fork(): no lock of ours is held by another thread across it.  The child
- * has no watcher (its first channel starts its own), and the guards are
+ * has no watcher (its first channel starts its own) and no users (the
+ * parent's CLIENTs are not told of removals there), and the guards are
  * the parent's objects, on contexts it only shares (rpcrdma(3): clients
  * and servers are not used across a fork): the child sets them aside,
  * never destroyed (and still reachable, for LeakSanitizer).  librdmacm's
@@ -303,6 +363,7 @@ static void *device_watch(void *arg)
  */
 static void watch_fork_prepare(void)
 {
+	pthread_mutex_lock(&users_lock);
 	pthread_mutex_lock(&watch_lock);
 	pthread_mutex_lock(&siw_guard_lock);
 }
@@ -311,6 +372,7 @@ static void watch_fork_parent(void)
 {
 	pthread_mutex_unlock(&siw_guard_lock);
 	pthread_mutex_unlock(&watch_lock);
+	pthread_mutex_unlock(&users_lock);
 }
 
 static void watch_fork_child(void)
@@ -321,6 +383,8 @@ static void watch_fork_child(void)
 	watch_started = false;
 	memcpy(siw_guards_of_parent, siw_guards, sizeof(siw_guards));
 	memset(siw_guards, 0, sizeof(siw_guards));
+	users = NULL;
+	users_generation++;
 	watch_fork_parent();
 }
 

@@ -1,7 +1,8 @@
 /*
  * Process-wide state about the RDMA devices under our endpoints: the
  * soft-iWARP mmap-key guard, and letting go of a device the kernel is
- * removing.  verbs.c calls in; nothing here is per connection.  All
+ * removing.  verbs.c calls in, and CLIENTs to be told of removals;
+ * nothing here is per connection.  All
  * functions are thread-safe and report no error: what they cannot do
  * only costs what they exist to avoid.
  */
@@ -27,5 +28,27 @@ void rpcrdma_device_siw_guard_put(struct ibv_context *verbs);
  * call.
  */
 void rpcrdma_device_watch_start(void);
+
+/*
+ * A user of devices that does not poll its cm events while idle (a
+ * CLIENT between calls) and so would keep a removed device until its
+ * next use.  The watcher calls @removed on its own thread, with the
+ * users' list locked (taken before any lock of a user's), when a device
+ * node the process holds has vanished; @removed must not add or remove
+ * users.  Added when built, removed before freed (removing one never
+ * added, or added in the parent of a forked child, does nothing).
+ */
+struct rpcrdma_device_user {
+	void (*removed)(struct rpcrdma_device_user *u);
+	struct rpcrdma_device_user *prev, *next;
+	unsigned int generation; /* of the list it was added to */
+	bool listed;
+};
+
+void rpcrdma_device_user_add(struct rpcrdma_device_user *u);
+void rpcrdma_device_user_remove(struct rpcrdma_device_user *u);
+
+/* True if @verbs's node is no longer in /dev/infiniband (or is another device's now). */
+bool rpcrdma_device_node_gone(const struct ibv_context *verbs);
 
 #endif

@@ -683,6 +683,11 @@ bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep)
 	return ep->disconnected;
 }
 
+bool rpcrdma_ep_device_gone(const struct rpcrdma_ep *ep)
+{
+	return ep->id && rpcrdma_device_node_gone(ep->id->verbs);
+}
+
 bool rpcrdma_ep_established(const struct rpcrdma_ep *ep)
 {
 	return ep->connected;

@@ -11,12 +11,15 @@
  *   rpc_fault_stream --client ADDR PORT [--threads N] [--size BYTES]
  *                    [--seconds S] [--timeout S] [--resend] [--retry-timeout S]
  *                    [--expect-fault]
- *                    [--all-ok] [--label TEXT]
+ *                    [--all-ok] [--idle] [--label TEXT]
  *       N threads (default 4) call through one CLIENT for S seconds
  *       (default 10): WRITE of SIZE bytes (default 1 MiB; the server's
  *       count and checksum are checked) and READ of SIZE bytes (the data
  *       are checked), alternately.  SIGUSR1 marks "the fault happens
- *       now" (the shell sends it as it strikes).
+ *       now" (the shell sends it as it strikes).  With --idle the
+ *       threads stop after S seconds, the program says "idle" and keeps
+ *       the CLIENT without calls until SIGUSR2 (at most 180 s), then
+ *       calls for S seconds more.
  *
  * Every call ends in one of: success with correct data, a "clear"
  * failure (RPC_CANTSEND, RPC_CANTRECV, RPC_TIMEDOUT), or a test failure
@@ -24,7 +27,8 @@
  * prints what happened as "figure:" lines and exits 1 on a test
  * failure; with --expect-fault also when no SIGUSR1 came, no call was in
  * flight across it (start < mark < end), or no call started after it
- * succeeded; with --all-ok when any call failed at all.
+ * succeeded; with --all-ok when any call failed at all; with --idle
+ * when no SIGUSR2 came.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -47,7 +51,7 @@ struct config {
 	uint32_t size;
 	double seconds;
 	int timeout_s;
-	bool resend, expect_fault, all_ok;
+	bool resend, expect_fault, all_ok, idle;
 	int retry_timeout_s; /* CLSET_RETRY_TIMEOUT, implies resend; 0: none */
 	const char *label;
 };
@@ -60,7 +64,7 @@ struct stats {
 	uint64_t bytes;
 };
 
-static volatile sig_atomic_t mark_set;
+static volatile sig_atomic_t mark_set, resume_set;
 static struct timespec mark_ts;
 
 static void on_mark(int sig)
@@ -70,6 +74,12 @@ static void on_mark(int sig)
 		clock_gettime(CLOCK_MONOTONIC, &mark_ts);
 		mark_set = 1;
 	}
+}
+
+static void on_resume(int sig)
+{
+	(void)sig;
+	resume_set = 1;
 }
 
 static double mark_time(void)
@@ -274,13 +284,39 @@ static bool report(const struct config *cfg, const struct stats *st, unsigned in
 	return pass;
 }
 
+/* @cfg->threads threads calling through @cl for @cfg->seconds; false if one could not start. */
+static bool client_run(const struct config *cfg, struct stats *st, CLIENT *cl)
+{
+	struct worker w[MAX_THREADS];
+	pthread_t th[MAX_THREADS];
+	double end = rdmatest_now() + cfg->seconds;
+	unsigned int started = 0;
+
+	for (; started < cfg->threads; started++) {
+		w[started] = (struct worker){ cfg, st, cl, started, end };
+		if (pthread_create(&th[started], NULL, worker_main, &w[started]))
+			break;
+	}
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	return started == cfg->threads;
+}
+
+/* --idle: keep @cl without calls until SIGUSR2; false if none came within 180 s. */
+static bool client_idle(const struct config *cfg)
+{
+	printf(PROG ": %s: idle until SIGUSR2\n", cfg->label);
+	for (int i = 0; i < 3600 && !resume_set; i++)
+		usleep(50000);
+	if (!resume_set)
+		printf(PROG ": FAIL: no SIGUSR2 came within 180 s\n");
+	return resume_set;
+}
+
 static int client_main(const struct config *cfg)
 {
 	struct stats st = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	struct worker w[MAX_THREADS];
-	pthread_t th[MAX_THREADS];
 	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
-	unsigned int started = 0;
 	double t0;
 	CLIENT *cl = client_create(cfg);
 	bool pass;
@@ -292,15 +328,11 @@ static int client_main(const struct config *cfg)
 	       "retry timeout %d s\n", cfg->label, cfg->threads, cfg->size, cfg->seconds,
 	       cfg->timeout_s, cfg->resend ? "on" : "off", cfg->retry_timeout_s);
 	fflush(stdout);
-	for (; started < cfg->threads; started++) {
-		w[started] = (struct worker){ cfg, &st, cl, started, t0 + cfg->seconds };
-		if (pthread_create(&th[started], NULL, worker_main, &w[started]))
-			break;
-	}
-	for (unsigned int i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
+	pass = client_run(cfg, &st, cl);
+	if (pass && cfg->idle)
+		pass = client_idle(cfg) && client_run(cfg, &st, cl);
 	clnt_rdma_getinfo(cl, &ci);
-	pass = started == cfg->threads && report(cfg, &st, ci.connects, rdmatest_now() - t0);
+	pass = report(cfg, &st, ci.connects, rdmatest_now() - t0) && pass;
 	clnt_destroy(cl);
 	printf(PROG ": %s: %s\n", cfg->label, pass ? "PASS" : "FAIL");
 	return pass ? 0 : 1;
@@ -311,7 +343,7 @@ static int usage(void)
 	fprintf(stderr, "usage: " PROG " --server ADDR PORT\n"
 			"       " PROG " --client ADDR PORT [--threads N] [--size BYTES] "
 			"[--seconds S] [--timeout S] [--resend] [--retry-timeout S] [--expect-fault] [--all-ok] "
-			"[--label TEXT]\n");
+			"[--idle] [--label TEXT]\n");
 	return 2;
 }
 
@@ -326,6 +358,8 @@ static bool parse_client(int argc, char **argv, struct config *cfg)
 			cfg->expect_fault = true;
 		else if (!strcmp(o, "--all-ok"))
 			cfg->all_ok = true;
+		else if (!strcmp(o, "--idle"))
+			cfg->idle = true;
 		else if (!v)
 			return false;
 		else if (!strcmp(o, "--threads"))
@@ -364,5 +398,6 @@ int main(int argc, char **argv)
 		return usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGUSR1, on_mark);
+	signal(SIGUSR2, on_resume);
 	return client_main(&cfg);
 }
