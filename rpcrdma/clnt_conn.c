@@ -247,18 +247,34 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 	pthread_cond_broadcast(&ct->credit_cv);
 }
 
+/*
+ * Drop @cn (ct->conn) if the watcher saw its device's node vanish: kill
+ * it and put the CLIENT's reference (the calls still on it hold theirs).
+ * ct->lock held.  Returns true if dropped.
+ */
+static bool conn_drop_if_removed(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
+{
+	if (!rpcrdma_ep_device_gone(cn->ep))
+		return false;
+	clnt_conn_kill(ct, cn, ENODEV, "its RDMA device was removed");
+	ct->conn = NULL;
+	clnt_conn_put(cn);
+	return true;
+}
+
 void clnt_conn_device_removed(struct rpcrdma_clnt *ct)
 {
-	struct clnt_rdma_conn *cn;
-
 	pthread_mutex_lock(&ct->lock);
-	cn = ct->conn;
-	if (cn && rpcrdma_ep_device_gone(cn->ep)) {
-		clnt_conn_kill(ct, cn, ENODEV, "its RDMA device was removed");
-		ct->conn = NULL;
-		clnt_conn_put(cn); /* the calls still on it hold theirs */
-	}
+	if (ct->conn)
+		conn_drop_if_removed(ct, ct->conn);
 	clnt_rdma_unlock(ct);
+}
+
+int clnt_conn_publish(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
+{
+	ct->conn = cn;
+	ct->connects++;
+	return conn_drop_if_removed(ct, cn) ? -ENODEV : 0; /* the watcher may have passed while it was built */
 }
 
 uint8_t *clnt_conn_send_buf(const struct clnt_rdma_conn *cn, uint32_t slot)
@@ -375,10 +391,11 @@ static int conn_current(struct rpcrdma_clnt *ct, const struct clnt_rdma_call *c,
 	pthread_mutex_lock(&ct->lock);
 	ct->connecting = false;
 	pthread_cond_broadcast(&ct->credit_cv);
+	if (!rc)
+		rc = clnt_conn_publish(ct, cn);
 	if (rc)
 		return rc;
-	ct->connects++;
-	ct->conn = *out = cn;
+	*out = cn;
 	return 0;
 }
 

@@ -267,6 +267,15 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 void clnt_conn_device_removed(struct rpcrdma_clnt *ct);
 
 /*
+ * clnt_conn_publish - make @cn, new from clnt_conn_open, the CLIENT's
+ * connection (ct->conn), unless its device was removed meanwhile (then
+ * it is dropped as by clnt_conn_device_removed: the watcher may have
+ * told the CLIENT before @cn was there to see).  ct->lock held.  Returns
+ * 0 or -ENODEV.
+ */
+int clnt_conn_publish(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn);
+
+/*
  * clnt_conn_attach - take a credit and a slot on ct->conn for @c
  * (reconnecting first when there is no live connection), waiting up to
  * @deadline.  When orphans hold every credit, their replies are polled

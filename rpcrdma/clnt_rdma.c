@@ -739,6 +739,7 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 			     const struct rpcrdma_options *o)
 {
 	struct rpcrdma_options opts;
+	struct clnt_rdma_conn *cn;
 	struct rpcrdma_clnt *ct;
 	CLIENT *cl;
 	int rc;
@@ -758,11 +759,15 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 	cl->cl_auth = authnone_create();
 	if (!cl->cl_netid || !cl->cl_auth)
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, ENOMEM);
-	rc = clnt_conn_open(ct, INT64_MAX, &ct->conn);
+	rpcrdma_device_user_add(&ct->device_user); /* before a connection is there to be told of */
+	rc = clnt_conn_open(ct, INT64_MAX, &cn);
+	if (!rc) {
+		pthread_mutex_lock(&ct->lock);
+		rc = clnt_conn_publish(ct, cn);
+		clnt_rdma_unlock(ct);
+	}
 	if (rc)
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, -rc);
-	ct->connects = 1;
-	rpcrdma_device_user_add(&ct->device_user);
 	cl->cl_ops = (struct clnt_ops *)&clnt_rdma_ops; /* libtirpc declares it non-const */
 	cl->cl_private = ct;
 	return cl;

@@ -195,9 +195,47 @@ static bool process_has_open(ino_t ino)
 	return found;
 }
 
-/* True if a node of @before that this process has open is missing from @after (or may be). */
+/*
+ * The nodes the watcher saw vanish while this process had them open:
+ * what rpcrdma_device_removed() looks up.  An inode number is not reused
+ * while a file holds it, so a hit is the removed device itself, never a
+ * new one.  The oldest entry makes way when full.
+ */
+#define REMOVED_NODES_MAX 16
+static pthread_mutex_t removed_lock = PTHREAD_MUTEX_INITIALIZER;
+static ino_t removed_nodes[REMOVED_NODES_MAX];
+static unsigned int removed_next;
+
+static void removed_add(ino_t ino)
+{
+	pthread_mutex_lock(&removed_lock);
+	removed_nodes[removed_next++ % REMOVED_NODES_MAX] = ino;
+	pthread_mutex_unlock(&removed_lock);
+}
+
+bool rpcrdma_device_removed(const struct ibv_context *verbs)
+{
+	struct stat st;
+	bool hit = false;
+
+	if (!verbs || fstat(verbs->cmd_fd, &st))
+		return false;
+	pthread_mutex_lock(&removed_lock);
+	for (unsigned int i = 0; i < REMOVED_NODES_MAX && !hit; i++)
+		hit = removed_nodes[i] && removed_nodes[i] == st.st_ino;
+	pthread_mutex_unlock(&removed_lock);
+	return hit;
+}
+
+/*
+ * True if a node of @before that this process has open is missing from
+ * @after (or may be: with too many nodes to compare, which then are not
+ * recorded as removed).
+ */
 static bool node_set_lost_held(const struct node_set *before, const struct node_set *after)
 {
+	bool lost = false;
+
 	if (before->overflow || after->overflow)
 		return true;
 	for (unsigned int i = 0; i < before->n; i++) {
@@ -205,10 +243,12 @@ static bool node_set_lost_held(const struct node_set *before, const struct node_
 
 		while (j < after->n && after->ino[j] != before->ino[i])
 			j++;
-		if (j == after->n && process_has_open(before->ino[i]))
-			return true;
+		if (j == after->n && process_has_open(before->ino[i])) {
+			removed_add(before->ino[i]);
+			lost = true;
+		}
 	}
-	return false;
+	return lost;
 }
 
 static void librdmacm_reread(void)
@@ -258,19 +298,6 @@ static void users_tell_removed(void)
 	for (struct rpcrdma_device_user *u = users; u; u = u->next)
 		u->removed(u);
 	pthread_mutex_unlock(&users_lock);
-}
-
-bool rpcrdma_device_node_gone(const struct ibv_context *verbs)
-{
-	char path[sizeof(DEV_DIR) + sizeof(verbs->device->dev_name)];
-	struct stat held, now;
-
-	if (!verbs || fstat(verbs->cmd_fd, &held))
-		return false;
-	snprintf(path, sizeof(path), DEV_DIR "/%s", verbs->device->dev_name);
-	if (stat(path, &now))
-		return errno == ENOENT;
-	return now.st_ino != held.st_ino || now.st_rdev != held.st_rdev;
 }
 
 /* The watcher's state, made before its thread starts (so no loss between start and first scan). */
@@ -366,10 +393,12 @@ static void watch_fork_prepare(void)
 	pthread_mutex_lock(&users_lock);
 	pthread_mutex_lock(&watch_lock);
 	pthread_mutex_lock(&siw_guard_lock);
+	pthread_mutex_lock(&removed_lock);
 }
 
 static void watch_fork_parent(void)
 {
+	pthread_mutex_unlock(&removed_lock);
 	pthread_mutex_unlock(&siw_guard_lock);
 	pthread_mutex_unlock(&watch_lock);
 	pthread_mutex_unlock(&users_lock);

@@ -33,10 +33,13 @@ void rpcrdma_device_watch_start(void);
  * A user of devices that does not poll its cm events while idle (a
  * CLIENT between calls) and so would keep a removed device until its
  * next use.  The watcher calls @removed on its own thread, with the
- * users' list locked (taken before any lock of a user's), when a device
- * node the process holds has vanished; @removed must not add or remove
- * users.  Added when built, removed before freed (removing one never
- * added, or added in the parent of a forked child, does nothing).
+ * users' list locked (taken before any lock of a user's), after device
+ * nodes the process holds have vanished (rpcrdma_device_removed() tells
+ * which); @removed must not add or remove users.  Added before its
+ * first connection is published, removed before freed (removing one
+ * never added, or added in the parent of a forked child, does nothing).
+ * A connection published after a removal may have been missed by the
+ * watcher: check it with rpcrdma_device_removed() once published.
  */
 struct rpcrdma_device_user {
 	void (*removed)(struct rpcrdma_device_user *u);
@@ -48,7 +51,12 @@ struct rpcrdma_device_user {
 void rpcrdma_device_user_add(struct rpcrdma_device_user *u);
 void rpcrdma_device_user_remove(struct rpcrdma_device_user *u);
 
-/* True if @verbs's node is no longer in /dev/infiniband (or is another device's now). */
-bool rpcrdma_device_node_gone(const struct ibv_context *verbs);
+/*
+ * True if the watcher saw @verbs's node vanish (the kernel is removing
+ * the device) while the process had it open.  Not known for a device
+ * removed while more than 64 uverbs nodes existed, or among more than 16
+ * removals the process still holds.
+ */
+bool rpcrdma_device_removed(const struct ibv_context *verbs);
 
 #endif

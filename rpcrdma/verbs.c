@@ -685,7 +685,7 @@ bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep)
 
 bool rpcrdma_ep_device_gone(const struct rpcrdma_ep *ep)
 {
-	return ep->id && rpcrdma_device_node_gone(ep->id->verbs);
+	return ep->id && rpcrdma_device_removed(ep->id->verbs);
 }
 
 bool rpcrdma_ep_established(const struct rpcrdma_ep *ep)

@@ -302,12 +302,15 @@ static bool client_run(const struct config *cfg, struct stats *st, CLIENT *cl)
 	return started == cfg->threads;
 }
 
-/* --idle: keep @cl without calls until SIGUSR2; false if none came within 180 s. */
-static bool client_idle(const struct config *cfg)
+/* --idle: keep the CLIENT without calls until SIGUSR2; false if none came within 180 s. */
+static bool client_idle(const struct config *cfg, double *idle_s)
 {
+	double t0 = rdmatest_now();
+
 	printf(PROG ": %s: idle until SIGUSR2\n", cfg->label);
 	for (int i = 0; i < 3600 && !resume_set; i++)
 		usleep(50000);
+	*idle_s = rdmatest_now() - t0;
 	if (!resume_set)
 		printf(PROG ": FAIL: no SIGUSR2 came within 180 s\n");
 	return resume_set;
@@ -317,7 +320,7 @@ static int client_main(const struct config *cfg)
 {
 	struct stats st = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
-	double t0;
+	double t0, idle_s = 0;
 	CLIENT *cl = client_create(cfg);
 	bool pass;
 
@@ -330,9 +333,9 @@ static int client_main(const struct config *cfg)
 	fflush(stdout);
 	pass = client_run(cfg, &st, cl);
 	if (pass && cfg->idle)
-		pass = client_idle(cfg) && client_run(cfg, &st, cl);
+		pass = client_idle(cfg, &idle_s) && client_run(cfg, &st, cl);
 	clnt_rdma_getinfo(cl, &ci);
-	pass = report(cfg, &st, ci.connects, rdmatest_now() - t0) && pass;
+	pass = report(cfg, &st, ci.connects, rdmatest_now() - t0 - idle_s) && pass;
 	clnt_destroy(cl);
 	printf(PROG ": %s: %s\n", cfg->label, pass ? "PASS" : "FAIL");
 	return pass ? 0 : 1;
