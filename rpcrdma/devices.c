@@ -196,46 +196,20 @@ static bool process_has_open(ino_t ino)
 }
 
 /*
- * The nodes the watcher saw vanish while this process had them open:
- * what rpcrdma_device_removed() looks up.  An inode number is not reused
- * while a file holds it, so a hit is the removed device itself, never a
- * new one.  The oldest entry makes way when full.
+ * The kernel unlinks a device's node when it starts removing it: an fd
+ * opened on the node then has no link left, whatever the path it was
+ * opened by or the root the process has now.
  */
-#define REMOVED_NODES_MAX 16
-static pthread_mutex_t removed_lock = PTHREAD_MUTEX_INITIALIZER;
-static ino_t removed_nodes[REMOVED_NODES_MAX];
-static unsigned int removed_next;
-
-static void removed_add(ino_t ino)
-{
-	pthread_mutex_lock(&removed_lock);
-	removed_nodes[removed_next++ % REMOVED_NODES_MAX] = ino;
-	pthread_mutex_unlock(&removed_lock);
-}
-
 bool rpcrdma_device_removed(const struct ibv_context *verbs)
 {
 	struct stat st;
-	bool hit = false;
 
-	if (!verbs || fstat(verbs->cmd_fd, &st))
-		return false;
-	pthread_mutex_lock(&removed_lock);
-	for (unsigned int i = 0; i < REMOVED_NODES_MAX && !hit; i++)
-		hit = removed_nodes[i] && removed_nodes[i] == st.st_ino;
-	pthread_mutex_unlock(&removed_lock);
-	return hit;
+	return verbs && fstat(verbs->cmd_fd, &st) == 0 && st.st_nlink == 0;
 }
 
-/*
- * True if a node of @before that this process has open is missing from
- * @after (or may be: with too many nodes to compare, which then are not
- * recorded as removed).
- */
+/* True if a node of @before that this process has open is missing from @after (or may be). */
 static bool node_set_lost_held(const struct node_set *before, const struct node_set *after)
 {
-	bool lost = false;
-
 	if (before->overflow || after->overflow)
 		return true;
 	for (unsigned int i = 0; i < before->n; i++) {
@@ -243,12 +217,10 @@ static bool node_set_lost_held(const struct node_set *before, const struct node_
 
 		while (j < after->n && after->ino[j] != before->ino[i])
 			j++;
-		if (j == after->n && process_has_open(before->ino[i])) {
-			removed_add(before->ino[i]);
-			lost = true;
-		}
+		if (j == after->n && process_has_open(before->ino[i]))
+			return true;
 	}
-	return lost;
+	return false;
 }
 
 static void librdmacm_reread(void)
@@ -309,7 +281,7 @@ struct watch {
 };
 
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool watch_started;
+static bool watch_started; /* written under watch_lock; read without it first */
 static struct watch the_watch = { .ifd = -1, .wd = -1 };
 
 /*
@@ -393,12 +365,10 @@ static void watch_fork_prepare(void)
 	pthread_mutex_lock(&users_lock);
 	pthread_mutex_lock(&watch_lock);
 	pthread_mutex_lock(&siw_guard_lock);
-	pthread_mutex_lock(&removed_lock);
 }
 
 static void watch_fork_parent(void)
 {
-	pthread_mutex_unlock(&removed_lock);
 	pthread_mutex_unlock(&siw_guard_lock);
 	pthread_mutex_unlock(&watch_lock);
 	pthread_mutex_unlock(&users_lock);
@@ -409,7 +379,7 @@ static void watch_fork_child(void)
 	if (watch_started && the_watch.ifd >= 0)
 		close(the_watch.ifd);
 	the_watch = (struct watch){ .ifd = -1, .wd = -1 };
-	watch_started = false;
+	__atomic_store_n(&watch_started, false, __ATOMIC_RELEASE);
 	memcpy(siw_guards_of_parent, siw_guards, sizeof(siw_guards));
 	memset(siw_guards, 0, sizeof(siw_guards));
 	users = NULL;
@@ -449,6 +419,8 @@ void rpcrdma_device_watch_start(void)
 	struct watch *w = &the_watch;
 
 	pthread_once(&atfork_once, watch_atfork_set); /* not under watch_lock: fork takes it */
+	if (__atomic_load_n(&watch_started, __ATOMIC_ACQUIRE)) /* every connect comes here */
+		return;
 	pthread_mutex_lock(&watch_lock);
 	if (!watch_started) {
 		*w = (struct watch){ .wd = -1 };
@@ -456,7 +428,7 @@ void rpcrdma_device_watch_start(void)
 		watch_add(w);
 		if (!node_set_scan(&w->sets[0]))
 			w->sets[0] = (struct node_set){ 0 };
-		watch_started = watch_thread_start(w);
+		__atomic_store_n(&watch_started, watch_thread_start(w), __ATOMIC_RELEASE);
 		if (!watch_started && w->ifd >= 0) {
 			close(w->ifd);
 			w->ifd = -1;

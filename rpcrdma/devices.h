@@ -52,10 +52,8 @@ void rpcrdma_device_user_add(struct rpcrdma_device_user *u);
 void rpcrdma_device_user_remove(struct rpcrdma_device_user *u);
 
 /*
- * True if the watcher saw @verbs's node vanish (the kernel is removing
- * the device) while the process had it open.  Not known for a device
- * removed while more than 64 uverbs nodes existed, or among more than 16
- * removals the process still holds.
+ * True if the kernel is removing @verbs's device: the node its context
+ * was opened on has been unlinked (or someone deleted it).
  */
 bool rpcrdma_device_removed(const struct ibv_context *verbs);
 

@@ -291,7 +291,7 @@ static int ep_query_device(struct rpcrdma_ep *ep)
 	ep->info.device_has_mw = attr.device_cap_flags &
 				 (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
 	ep->rxe_wc_flags = attr.vendor_id == RPCRDMA_RXE_VENDOR_ID;
-	if (attr.vendor_id == RPCRDMA_SIW_VENDOR_ID && !ep->siw_guarded)
+	if (attr.vendor_id == RPCRDMA_SIW_VENDOR_ID)
 		ep->siw_guarded = rpcrdma_device_siw_guard_get(ep->id->verbs);
 	ep->info.transport = ep->id->verbs->device->transport_type;
 	ep->params.max_send_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge);

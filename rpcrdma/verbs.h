@@ -235,8 +235,8 @@ const char *rpcrdma_ep_wait_failure(int rc);
 /* True once a DISCONNECTED, DEVICE_REMOVAL or error cm event was seen. */
 bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep);
 /*
- * True if the kernel is removing @ep's device (the device watcher saw its
- * node vanish), whether or not the DEVICE_REMOVAL event was read yet.
+ * True if the kernel is removing @ep's device (its node is unlinked),
+ * whether or not the DEVICE_REMOVAL event was read yet.
  */
 bool rpcrdma_ep_device_gone(const struct rpcrdma_ep *ep);
 /*
