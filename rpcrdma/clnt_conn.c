@@ -248,8 +248,9 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 }
 
 /*
- * Drop @cn (ct->conn) if the watcher saw its device's node vanish: kill
- * it and put the CLIENT's reference (the calls still on it hold theirs).
+ * Drop @cn (ct->conn) if its device is being removed (its node is
+ * unlinked): kill it and put the CLIENT's reference (the calls still on
+ * it hold theirs).
  * ct->lock held.  Returns true if dropped.
  */
 static bool conn_drop_if_removed(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)

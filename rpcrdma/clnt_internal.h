@@ -259,7 +259,7 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 
 /*
  * clnt_conn_device_removed - the watcher saw a device node vanish: if
- * ct->conn is on that device, kill it (its calls fail as on a
+ * ct->conn is on a device being removed, kill it (its calls fail as on a
  * disconnect, with -ENODEV) and drop the CLIENT's reference, so an idle
  * CLIENT lets go of the device now instead of at its next call.  Takes
  * ct->lock.

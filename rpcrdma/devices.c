@@ -126,8 +126,8 @@ void rpcrdma_device_siw_guard_put(struct ibv_context *verbs)
  * (libibverbs no longer lists a device whose node is gone) and tells the
  * users (rpcrdma_device_user_add), which let go of their connections on
  * it; librdmacm closes a vanished device no cm id uses, and one still
- * used when its last cm id goes.  The re-read opens every other device, so it is done
- * only when needed.  librdmacm (rdma-core 44) gives up re-reading when
+ * used when its last cm id goes.  The re-read opens every other device,
+ * so it is done only when needed.  librdmacm (rdma-core 44) gives up re-reading when
  * no device is left at all: then its context stays open, and the removal
  * waits, until the process exits.  A /dev whose nodes nobody deletes (a
  * container's own) shows no removal.  The thread never ends, so the

@@ -35,11 +35,11 @@ void rpcrdma_device_watch_start(void);
  * next use.  The watcher calls @removed on its own thread, with the
  * users' list locked (taken before any lock of a user's), after device
  * nodes the process holds have vanished (rpcrdma_device_removed() tells
- * which); @removed must not add or remove users.  Added before its
- * first connection is published, removed before freed (removing one
+ * which devices); @removed must not add or remove users.  Added before
+ * its first connection is published, removed before freed (removing one
  * never added, or added in the parent of a forked child, does nothing).
- * A connection published after a removal may have been missed by the
- * watcher: check it with rpcrdma_device_removed() once published.
+ * The watcher may pass while a connection is being built: check a new
+ * one with rpcrdma_device_removed() once published.
  */
 struct rpcrdma_device_user {
 	void (*removed)(struct rpcrdma_device_user *u);
