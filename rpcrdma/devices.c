@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -56,10 +57,15 @@ struct siw_guard {
 	unsigned int users;        /* endpoints on the context */
 };
 
-/* Read as well as written, so the guards stay reachable (LeakSanitizer). */
+/* A forked child's guards of its parent (and theirs of theirs): kept reachable for LeakSanitizer. */
+struct siw_guards_aside {
+	struct siw_guard guards[RPCRDMA_SIW_GUARD_MAX];
+	struct siw_guards_aside *older;
+};
+
 static pthread_mutex_t siw_guard_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct siw_guard siw_guards[RPCRDMA_SIW_GUARD_MAX];
-static struct siw_guard siw_guards_of_parent[RPCRDMA_SIW_GUARD_MAX]; /* in a forked child */
+static struct siw_guards_aside *siw_guards_of_ancestors;
 
 static struct siw_guard *siw_guard_find(const struct ibv_context *verbs)
 {
@@ -67,6 +73,14 @@ static struct siw_guard *siw_guard_find(const struct ibv_context *verbs)
 		if (siw_guards[i].verbs == verbs)
 			return &siw_guards[i];
 	return NULL;
+}
+
+static bool siw_guards_in_use(void)
+{
+	for (int i = 0; i < RPCRDMA_SIW_GUARD_MAX; i++)
+		if (siw_guards[i].verbs)
+			return true;
+	return false;
 }
 
 bool rpcrdma_device_siw_guard_get(struct ibv_context *verbs)
@@ -231,9 +245,17 @@ static void librdmacm_reread(void)
 		rdma_free_devices(list);
 }
 
-/* The users, newest first; a forked child starts a new generation with none. */
+/*
+ * The users, newest first; a forked child starts a new generation with
+ * none.  The watcher tells one user at a time without the lock (a user's
+ * lock is taken, and its dropped connections freed, in the call), so
+ * creating and destroying other users never waits for a whole pass; the
+ * user being told is not unlisted until its call has returned.
+ */
 static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t users_told = PTHREAD_COND_INITIALIZER;
 static struct rpcrdma_device_user *users;
+static struct rpcrdma_device_user *users_telling; /* being told, the lock not held */
 static unsigned int users_generation;
 
 void rpcrdma_device_user_add(struct rpcrdma_device_user *u)
@@ -252,6 +274,8 @@ void rpcrdma_device_user_add(struct rpcrdma_device_user *u)
 void rpcrdma_device_user_remove(struct rpcrdma_device_user *u)
 {
 	pthread_mutex_lock(&users_lock);
+	while (users_telling == u)
+		pthread_cond_wait(&users_told, &users_lock);
 	if (u->listed && u->generation == users_generation) {
 		if (u->prev)
 			u->prev->next = u->next;
@@ -264,11 +288,20 @@ void rpcrdma_device_user_remove(struct rpcrdma_device_user *u)
 	pthread_mutex_unlock(&users_lock);
 }
 
-static void users_tell_removed(void)
+void rpcrdma_device_users_tell_removed(void)
 {
+	struct rpcrdma_device_user *u, *next;
+
 	pthread_mutex_lock(&users_lock);
-	for (struct rpcrdma_device_user *u = users; u; u = u->next)
+	for (u = users; u; u = next) {
+		users_telling = u;
+		pthread_mutex_unlock(&users_lock);
 		u->removed(u);
+		pthread_mutex_lock(&users_lock);
+		next = u->next; /* u stayed listed: its removal waited */
+		users_telling = NULL;
+		pthread_cond_broadcast(&users_told);
+	}
 	pthread_mutex_unlock(&users_lock);
 }
 
@@ -342,7 +375,7 @@ static void *device_watch(void *arg)
 			continue; /* compared with the last good scan next time */
 		if (node_set_lost_held(&w->sets[w->seen], &w->sets[!w->seen])) {
 			librdmacm_reread();
-			users_tell_removed();
+			rpcrdma_device_users_tell_removed();
 		}
 		w->seen = !w->seen;
 	}
@@ -350,15 +383,18 @@ static void *device_watch(void *arg)
 }
 
 /*
- * fork(): no lock of ours is held by another thread across it.  The child
+ * fork(): no lock of ours is held by another thread across it (the
+ * watcher may be telling a user, without the list's lock).  The child
  * has no watcher (its first channel starts its own) and no users (the
  * parent's CLIENTs are not told of removals there), and the guards are
  * the parent's objects, on contexts it only shares (rpcrdma(3): clients
  * and servers are not used across a fork): the child sets them aside,
- * never destroyed (and still reachable, for LeakSanitizer).  librdmacm's
- * own lock is not covered: a fork while the watcher re-reads its list
- * leaves the child's librdmacm stuck, as would one while any thread of
- * the program was in librdmacm.
+ * never destroyed (and still reachable, for LeakSanitizer, in a child's
+ * child too).  librdmacm's own lock is not covered: a fork while the
+ * watcher re-reads its list leaves the child's librdmacm stuck, as would
+ * one while any thread of the program was in librdmacm.  The handlers
+ * are set when the library is loaded: a user may be added before the
+ * first channel exists.
  */
 static void watch_fork_prepare(void)
 {
@@ -374,20 +410,37 @@ static void watch_fork_parent(void)
 	pthread_mutex_unlock(&users_lock);
 }
 
+/* glibc's malloc works in a fork child handler; without memory they are only unreachable. */
+static void siw_guards_set_aside(void)
+{
+	struct siw_guards_aside *aside;
+
+	if (!siw_guards_in_use())
+		return;
+	aside = malloc(sizeof(*aside));
+	if (aside) {
+		memcpy(aside->guards, siw_guards, sizeof(siw_guards));
+		aside->older = siw_guards_of_ancestors;
+		siw_guards_of_ancestors = aside;
+	}
+	memset(siw_guards, 0, sizeof(siw_guards));
+}
+
 static void watch_fork_child(void)
 {
 	if (watch_started && the_watch.ifd >= 0)
 		close(the_watch.ifd);
 	the_watch = (struct watch){ .ifd = -1, .wd = -1 };
 	__atomic_store_n(&watch_started, false, __ATOMIC_RELEASE);
-	memcpy(siw_guards_of_parent, siw_guards, sizeof(siw_guards));
-	memset(siw_guards, 0, sizeof(siw_guards));
+	siw_guards_set_aside();
 	users = NULL;
+	users_telling = NULL;
+	users_told = (pthread_cond_t)PTHREAD_COND_INITIALIZER; /* a parent's waiter is not here */
 	users_generation++;
 	watch_fork_parent();
 }
 
-static void watch_atfork_set(void)
+__attribute__((constructor)) static void watch_atfork_set(void)
 {
 	pthread_atfork(watch_fork_prepare, watch_fork_parent, watch_fork_child);
 }
@@ -415,10 +468,8 @@ static bool watch_thread_start(struct watch *w)
 
 void rpcrdma_device_watch_start(void)
 {
-	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 	struct watch *w = &the_watch;
 
-	pthread_once(&atfork_once, watch_atfork_set); /* not under watch_lock: fork takes it */
 	if (__atomic_load_n(&watch_started, __ATOMIC_ACQUIRE)) /* every connect comes here */
 		return;
 	pthread_mutex_lock(&watch_lock);

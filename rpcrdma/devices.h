@@ -32,14 +32,16 @@ void rpcrdma_device_watch_start(void);
 /*
  * A user of devices that does not poll its cm events while idle (a
  * CLIENT between calls) and so would keep a removed device until its
- * next use.  The watcher calls @removed on its own thread, with the
- * users' list locked (taken before any lock of a user's), after device
- * nodes the process holds have vanished (rpcrdma_device_removed() tells
- * which devices); @removed must not add or remove users.  Added before
- * its first connection is published, removed before freed (removing one
- * never added, or added in the parent of a forked child, does nothing).
- * The watcher may pass while a connection is being built: check a new
- * one with rpcrdma_device_removed() once published.
+ * next use.  The watcher calls @removed on its own thread, one user at a
+ * time and without the users' list locked, after device nodes the
+ * process holds have vanished (rpcrdma_device_removed() tells which
+ * devices); @removed must not add or remove users.  Added before its
+ * first connection is published, removed before freed and not while
+ * holding a lock @removed takes: the removal of a user being told waits
+ * for its call to return (removing one never added, or added in the
+ * parent of a forked child, does nothing).  The watcher may pass while a
+ * connection is being built: check a new one with
+ * rpcrdma_device_removed() once published.
  */
 struct rpcrdma_device_user {
 	void (*removed)(struct rpcrdma_device_user *u);
@@ -50,6 +52,9 @@ struct rpcrdma_device_user {
 
 void rpcrdma_device_user_add(struct rpcrdma_device_user *u);
 void rpcrdma_device_user_remove(struct rpcrdma_device_user *u);
+
+/* The watcher's pass over the users, newest first (called by tests too). */
+void rpcrdma_device_users_tell_removed(void);
 
 /*
  * True if the kernel is removing @verbs's device: the node its context
