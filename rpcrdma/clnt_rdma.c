@@ -697,12 +697,6 @@ static uint32_t clnt_rdma_initial_xid(void)
 	return (uint32_t)getpid() ^ (uint32_t)ts.tv_sec ^ (uint32_t)ts.tv_nsec;
 }
 
-static socklen_t clnt_rdma_addr_len(const struct sockaddr *addr)
-{
-	return addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
-					  : sizeof(struct sockaddr_in6);
-}
-
 static void clnt_rdma_device_removed(struct rpcrdma_device_user *u)
 {
 	clnt_conn_device_removed((struct rpcrdma_clnt *)((char *)u -
@@ -725,9 +719,9 @@ static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t
 	pthread_mutex_init(&ct->err_lock, NULL);
 	pthread_cond_init(&ct->credit_cv, NULL);
 	ct->opts = *opts;
-	memcpy(&ct->addr, addr, clnt_rdma_addr_len(addr));
+	memcpy(&ct->addr, addr, rpcrdma_sockaddr_len(addr));
 	ct->svcaddr = (struct netbuf){ .maxlen = sizeof(ct->addr), .buf = &ct->addr,
-				       .len = clnt_rdma_addr_len(addr) };
+				       .len = rpcrdma_sockaddr_len(addr) };
 	ct->prog = prog;
 	ct->vers = vers;
 	ct->xid = clnt_rdma_initial_xid();

@@ -43,11 +43,6 @@ static bool addr_port_is_any(const struct sockaddr *addr)
 	return addr->sa_family == AF_INET6 && ((const struct sockaddr_in6 *)addr)->sin6_port == 0;
 }
 
-static socklen_t addr_len(const struct sockaddr *addr)
-{
-	return addr->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-}
-
 /* A new cm id bound to @addr and listening; on failure none is left. */
 static int listener_listen(struct rpcrdma_listener *l, const struct sockaddr *addr)
 {
@@ -114,7 +109,7 @@ int rpcrdma_listener_create(const struct sockaddr *addr, const struct rpcrdma_ep
 	while (rc == -EADDRINUSE && addr_port_is_any(addr) && ++tries < RPCRDMA_PORT_TRIES);
 	if (rc)
 		goto out_destroy;
-	memcpy(&l->addr, rdma_get_local_addr(l->id), addr_len(addr));
+	memcpy(&l->addr, rdma_get_local_addr(l->id), rpcrdma_sockaddr_len(addr));
 	*out = l;
 	return 0;
 out_destroy:

@@ -504,11 +504,6 @@ int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info)
 
 /* ---- listener --------------------------------------------------------------------------- */
 
-static socklen_t sockaddr_len(const struct sockaddr *sa)
-{
-	return sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-}
-
 static void svc_rdma_xprt_init(SVCXPRT *x, SVCXPRT_EXT *ext, void *self, int fd,
 			       const struct xp_ops *ops, char *netid)
 {
@@ -568,17 +563,17 @@ static int svc_rdma_conn_setup(struct svc_rdma_listener *ls, struct svc_rdma_con
 	memcpy(c->netid, ls->netid, sizeof(c->netid));
 	svc_rdma_xprt_init(&c->xprt, &c->ext, c, c->epfd, &svc_rdma_conn_ops, c->netid);
 	if (peer && (peer->sa_family == AF_INET || peer->sa_family == AF_INET6)) {
-		memcpy(&c->raddr, peer, sockaddr_len(peer));
-		memcpy(&c->xprt.xp_raddr, peer, sockaddr_len(peer));
-		c->xprt.xp_addrlen = (int)sockaddr_len(peer);
-		c->xprt.xp_rtaddr = (struct netbuf){ sizeof(c->raddr), sockaddr_len(peer), &c->raddr };
+		memcpy(&c->raddr, peer, rpcrdma_sockaddr_len(peer));
+		memcpy(&c->xprt.xp_raddr, peer, rpcrdma_sockaddr_len(peer));
+		c->xprt.xp_addrlen = (int)rpcrdma_sockaddr_len(peer);
+		c->xprt.xp_rtaddr = (struct netbuf){ sizeof(c->raddr), rpcrdma_sockaddr_len(peer), &c->raddr };
 	}
 	/* as svc_vc's getsockname(): the address the client connected to, not a wildcard */
 	c->laddr = ls->laddr;
 	if (local && (local->sa_family == AF_INET || local->sa_family == AF_INET6))
-		memcpy(&c->laddr, local, sockaddr_len(local));
+		memcpy(&c->laddr, local, rpcrdma_sockaddr_len(local));
 	c->xprt.xp_ltaddr = (struct netbuf){ sizeof(c->laddr),
-					     sockaddr_len((struct sockaddr *)&c->laddr), &c->laddr };
+					     rpcrdma_sockaddr_len((struct sockaddr *)&c->laddr), &c->laddr };
 	c->xprt.xp_port = ls->xprt.xp_port;
 	return 0;
 }
@@ -703,14 +698,14 @@ SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_optio
 	if (rc)
 		return svc_rdma_create_fail(ls, -rc);
 	bound = rpcrdma_listener_addr(ls->l);
-	memcpy(&ls->laddr, bound, sockaddr_len(bound));
+	memcpy(&ls->laddr, bound, rpcrdma_sockaddr_len(bound));
 	strcpy(ls->netid, bound->sa_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6);
 	svc_rdma_xprt_init(&ls->xprt, &ls->ext, ls, rpcrdma_listener_fd(ls->l),
 			   &svc_rdma_listener_ops, ls->netid);
 	ls->xprt.xp_port = ntohs(bound->sa_family == AF_INET ?
 				 ((const struct sockaddr_in *)bound)->sin_port :
 				 ((const struct sockaddr_in6 *)bound)->sin6_port);
-	ls->xprt.xp_ltaddr = (struct netbuf){ sizeof(ls->laddr), sockaddr_len(bound), &ls->laddr };
+	ls->xprt.xp_ltaddr = (struct netbuf){ sizeof(ls->laddr), rpcrdma_sockaddr_len(bound), &ls->laddr };
 	xprt_register(&ls->xprt);
 	return &ls->xprt;
 }

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <infiniband/verbs.h>
@@ -81,6 +82,12 @@ struct rpcrdma_wc {
 
 struct rpcrdma_ep;
 struct rpcrdma_listener;
+
+/* The length of @sa, an AF_INET or AF_INET6 socket address (rdma_cm takes no other). */
+static inline socklen_t rpcrdma_sockaddr_len(const struct sockaddr *sa)
+{
+	return sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+}
 
 /*
  * rpcrdma_ep_connect - active side: resolve, create resources, post all
