@@ -1,8 +1,9 @@
 /*
  * The verbs layer's pure parts: what a failed completion's status and an
- * rdma_cm event mean as an errno.
+ * rdma_cm event mean as an errno, and what ESTABLISHED takes from the accept.
  */
 #include <errno.h>
+#include <string.h>
 
 #include <criterion/criterion.h>
 
@@ -78,4 +79,113 @@ Test(verbs, cm_event_ends_or_lets_the_connection_proceed)
 	cr_assert_eq(cm_event(RDMA_CM_EVENT_CONNECT_REQUEST, 0), 0);
 	cr_assert_eq(cm_event(RDMA_CM_EVENT_ESTABLISHED, 0), 0); /* the listener's (no endpoint) */
 	cr_assert_eq(cm_event(RDMA_CM_EVENT_TIMEWAIT_EXIT, 0), 0);
+}
+
+/*
+ * ESTABLISHED on an endpoint: no queue pair (so no verbs call), the
+ * accept's private data and depths as rdma_cm presents them.
+ */
+struct established_case {
+	struct rdma_cm_id id;
+	struct rpcrdma_ep ep;
+	uint8_t peer_pd[RPCRDMA_PD_BYTES];
+	struct rdma_cm_event ev;
+};
+
+static void established_setup(struct established_case *c, enum ibv_transport_type transport,
+			      uint8_t initiator_depth, uint8_t responder_resources)
+{
+	const struct rpcrdma_private_data peer = { .remote_invalidate = true, .send_size = 8192,
+						   .recv_size = 2048 };
+
+	memset(c, 0, sizeof(*c));
+	c->ep.id = &c->id;
+	c->ep.info.transport = transport;
+	c->ep.info.dev = (struct rpcrdma_rd_limits){ .max_qp_rd_atom = 16, .max_qp_init_rd_atom = 16 };
+	c->ep.rd_requested = (struct rpcrdma_rd_depths){ .ird = 8, .ord = 8 };
+	c->ep.local_pd = (struct rpcrdma_private_data){ .remote_invalidate = true, .send_size = 4096,
+							.recv_size = 4096 };
+	cr_assert_eq(rpcrdma_private_data_encode(&peer, c->peer_pd), RPCRDMA_PD_OK);
+	c->ev.event = RDMA_CM_EVENT_ESTABLISHED;
+	c->ev.param.conn = (struct rdma_conn_param){
+		.private_data = c->peer_pd,
+		.private_data_len = sizeof(c->peer_pd),
+		.initiator_depth = initiator_depth,
+		.responder_resources = responder_resources,
+	};
+}
+
+static void assert_established_as_peer_said(const struct established_case *c)
+{
+	cr_assert(c->ep.connected);
+	cr_assert_eq(c->ep.info.peer_pd, RPCRDMA_PD_OK);
+	cr_assert_eq(c->ep.info.inline_params.send, 2048); /* the peer receives 2048 */
+	cr_assert_eq(c->ep.info.inline_params.recv, 4096); /* we receive 4096 */
+	cr_assert(c->ep.info.inline_params.remote_invalidate);
+	cr_assert_eq(c->ep.info.rd.ord, 4, "ORD %u: capped by the responder's IRD", c->ep.info.rd.ord);
+	cr_assert_eq(c->ep.info.rd.ird, 2, "IRD %u: the responder's ORD", c->ep.info.rd.ird);
+}
+
+/* The responder (IRD 4, ORD 2): the IB CM turns the depths to our side. */
+Test(verbs, established_takes_the_peers_private_data_and_depths_on_ib)
+{
+	struct established_case c;
+
+	established_setup(&c, IBV_TRANSPORT_IB, 4, 2);
+	cr_assert_eq(rpcrdma_cm_event_handle(&c.ep, &c.ev), 0);
+	assert_established_as_peer_said(&c);
+}
+
+/* The same responder over iWARP: the MPA reply's depths, not turned. */
+Test(verbs, established_takes_the_peers_private_data_and_depths_on_iwarp)
+{
+	struct established_case c;
+
+	established_setup(&c, IBV_TRANSPORT_IWARP, 2, 4);
+	cr_assert_eq(rpcrdma_cm_event_handle(&c.ep, &c.ev), 0);
+	assert_established_as_peer_said(&c);
+}
+
+/* RFC 6581: a responder ORD beyond the Reads our device serves ends the connection. */
+Test(verbs, established_with_a_responder_ord_beyond_the_device_is_a_protocol_error)
+{
+	struct established_case c;
+
+	established_setup(&c, IBV_TRANSPORT_IB, 4, 17);
+	cr_assert_eq(rpcrdma_cm_event_handle(&c.ep, &c.ev), -EPROTO);
+	established_setup(&c, IBV_TRANSPORT_IWARP, 17, 4);
+	cr_assert_eq(rpcrdma_cm_event_handle(&c.ep, &c.ev), -EPROTO);
+	established_setup(&c, IBV_TRANSPORT_IB, 4, 16);
+	cr_assert_eq(rpcrdma_cm_event_handle(&c.ep, &c.ev), 0);
+	cr_assert_eq(c.ep.info.rd.ird, 16);
+}
+
+/* RFC 8797 section 5.1: a peer without private data gets the defaults. */
+Test(verbs, established_without_private_data_uses_the_defaults)
+{
+	struct established_case c;
+
+	established_setup(&c, IBV_TRANSPORT_IB, 4, 2);
+	c.ev.param.conn.private_data = NULL;
+	c.ev.param.conn.private_data_len = 0;
+	cr_assert_eq(rpcrdma_cm_event_handle(&c.ep, &c.ev), 0);
+	cr_assert_eq(c.ep.info.peer_pd, RPCRDMA_PD_ABSENT);
+	cr_assert_eq(c.ep.info.inline_params.send, 1024);
+	cr_assert_eq(c.ep.info.inline_params.recv, 1024);
+	cr_assert_not(c.ep.info.inline_params.remote_invalidate);
+}
+
+/* The passive side learned the peer's data from the request: ESTABLISHED only marks it. */
+Test(verbs, established_on_the_passive_side_changes_only_the_state)
+{
+	struct established_case c;
+
+	established_setup(&c, IBV_TRANSPORT_IB, 4, 2);
+	c.ep.passive = true;
+	c.ep.info.rd = (struct rpcrdma_rd_depths){ .ird = 7, .ord = 7 };
+	cr_assert_eq(rpcrdma_cm_event_handle(&c.ep, &c.ev), 0);
+	cr_assert(c.ep.connected);
+	cr_assert_eq(c.ep.info.rd.ird, 7);
+	cr_assert_eq(c.ep.info.rd.ord, 7);
+	cr_assert_eq(c.ep.info.inline_params.send, 0);
 }
