@@ -3,6 +3,7 @@
  * nowhere else; a rejected reply or argument changes nothing.
  */
 #include "cm-private/ccp_negotiation.h"
+#include "xdr/minmax.h"
 #include "xdr/names.h"
 
 static const char *const status_names[] = {
@@ -14,11 +15,6 @@ static const char *const status_names[] = {
 const char *rpcrdma_ccp_status_str(enum rpcrdma_ccp_status status)
 {
 	return RPCRDMA_NAME(status_names, status, "unknown CCP status");
-}
-
-static uint32_t min_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
 }
 
 void rpcrdma_ccp_client_init(struct rpcrdma_ccp_client *c)

@@ -4,6 +4,7 @@
  *   |A|B|      IRD (14)     |C|D|      ORD (14)     |
  */
 #include "cm-private/mpa.h"
+#include "xdr/minmax.h"
 #include "xdr/names.h"
 
 #include <string.h>
@@ -107,16 +108,6 @@ enum rpcrdma_mpa_status rpcrdma_mpa_frame_decode(const uint8_t *buf, size_t len,
 	f->ulp_data = pd + RPCRDMA_MPA_ENHANCED_BYTES;
 	f->ulp_len = f->pd_length - RPCRDMA_MPA_ENHANCED_BYTES;
 	return RPCRDMA_MPA_OK;
-}
-
-static uint32_t min_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
-}
-
-static uint32_t max_u32(uint32_t a, uint32_t b)
-{
-	return a > b ? a : b;
 }
 
 /* Largest depth that is not the "no auto negotiation" marker. */

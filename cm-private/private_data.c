@@ -4,6 +4,7 @@
  * defaults: 1024-octet inline thresholds, no remote invalidation.
  */
 #include "cm-private/private_data.h"
+#include "xdr/minmax.h"
 #include "xdr/names.h"
 
 #include "xdr/bytes.h"
@@ -83,11 +84,6 @@ enum rpcrdma_pd_status rpcrdma_private_data_decode(const uint8_t *buf, size_t le
 	pd->send_size = size_decode(msg[6]);
 	pd->recv_size = size_decode(msg[7]);
 	return RPCRDMA_PD_OK;
-}
-
-static uint32_t min_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
 }
 
 /* What the peer read of our @size: the encoding carries whole KiB only. */

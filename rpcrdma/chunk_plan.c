@@ -4,6 +4,7 @@
  * plan ever describes a header that would not fit its inline threshold.
  */
 #include "rpcrdma/chunk_plan.h"
+#include "xdr/minmax.h"
 #include "xdr/names.h"
 
 #include <stdbool.h>
@@ -24,11 +25,6 @@ static const char *const status_names[] = {
 const char *rpcrdma_plan_status_str(enum rpcrdma_plan_status status)
 {
 	return RPCRDMA_NAME(status_names, status, "unknown plan status");
-}
-
-static uint32_t min_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
 }
 
 static uint64_t segs_for(uint64_t len, uint32_t max_seg)

@@ -6,6 +6,7 @@
  * that found room still has it when it takes the credit.
  */
 #include "rpcrdma/credits.h"
+#include "xdr/minmax.h"
 #include "xdr/names.h"
 
 static const char *const status_names[] = {
@@ -22,11 +23,6 @@ const char *rpcrdma_credit_status_str(enum rpcrdma_credit_status status)
 static uint32_t at_least_one(uint32_t v)
 {
 	return v ? v : 1;
-}
-
-static uint32_t min_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
 }
 
 void rpcrdma_credits_client_init(struct rpcrdma_credits_client *c, uint32_t slots)

@@ -14,6 +14,7 @@
 #include <pthread.h>
 
 #include "rpcrdma/verbs.h"
+#include "xdr/minmax.h"
 
 struct rpcrdma_send_slot {
 	uint64_t wr_id;
@@ -52,11 +53,6 @@ struct rpcrdma_ep {
 	struct rpcrdma_rd_depths rd_requested;
 	struct rpcrdma_ep_info info;
 };
-
-static inline uint32_t min_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
-}
 
 static inline int remaining_ms(int64_t deadline)
 {

@@ -6,6 +6,7 @@
  * each read chunk that precedes them (RFC 5666 section 3.7).
  */
 #include "xdr/header.h"
+#include "xdr/minmax.h"
 #include "xdr/names.h"
 
 #include "xdr/bytes.h"
@@ -43,11 +44,6 @@ static const char *const status_names[] = {
 const char *rpcrdma_hdr_status_str(enum rpcrdma_hdr_status status)
 {
 	return RPCRDMA_NAME(status_names, status, "unknown header status");
-}
-
-static uint32_t min_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
 }
 
 static struct rpcrdma_header_limits clamp_limits(const struct rpcrdma_header_limits *l)
