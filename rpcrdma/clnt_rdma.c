@@ -684,6 +684,7 @@ static CLIENT *clnt_rdma_create_fail(struct rpcrdma_clnt *ct, CLIENT *cl, enum c
 	clnt_rdma_free(ct);
 	if (cl) {
 		free(cl->cl_netid);
+		free(cl->cl_tp);
 		free(cl);
 	}
 	return NULL;
@@ -735,6 +736,7 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 	struct rpcrdma_options opts;
 	struct clnt_rdma_conn *cn;
 	struct rpcrdma_clnt *ct;
+	const char *netid;
 	CLIENT *cl;
 	int rc;
 
@@ -749,9 +751,11 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 		free(cl);
 		return clnt_rdma_create_fail(ct, NULL, RPC_SYSTEMERROR, ENOMEM);
 	}
-	cl->cl_netid = strdup(addr->sa_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6);
+	netid = addr->sa_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6;
+	cl->cl_netid = strdup(netid);
+	cl->cl_tp = strdup(rpcrdma_getnetconfigent(netid)->nc_device); /* as clnt_tli_create() sets it */
 	cl->cl_auth = authnone_create();
-	if (!cl->cl_netid || !cl->cl_auth)
+	if (!cl->cl_netid || !cl->cl_tp || !cl->cl_auth)
 		return clnt_rdma_create_fail(ct, cl, RPC_SYSTEMERROR, ENOMEM);
 	rpcrdma_device_user_add(&ct->device_user); /* before a connection is there to be told of */
 	rc = clnt_conn_open(ct, INT64_MAX, &cn);
@@ -796,11 +800,15 @@ CLIENT *clnt_rdma_create(const char *host, rpcprog_t prog, rpcvers_t vers, const
 {
 	static const char *const both[] = { RPCRDMA_NETID, RPCRDMA_NETID6 };
 	rpcrdma_createerr kept_err = { .cf_stat = RPC_SUCCESS };
+	struct rpcrdma_options checked;
 	struct sockaddr_storage ss;
 	int family, kept = 0, rc;
 
 	if (netid && !rpcrdma_netid_family(netid, &family))
 		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNPROTO, EINVAL);
+	rc = rpcrdma_options_load(&checked, o); /* bad options say so before any lookup */
+	if (rc)
+		return clnt_rdma_create_fail(NULL, NULL, RPC_SYSTEMERROR, -rc);
 	for (size_t i = 0; i < 2; i++) {
 		const char *id = netid ? netid : both[i];
 

@@ -29,6 +29,7 @@
 
 #include <rpc/rpc.h>
 
+#include "rpcrdma/netconfig.h"
 #include "rdmatest_support.h"
 
 static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, 4095, 4096, 4097, 65536,
@@ -190,6 +191,17 @@ static void check_conn_info(struct tally *t, CLIENT *cl, const char *provider)
 		fail(t, "unexpected connection parameters for %s", provider);
 }
 
+/* cl_netid and cl_tp as libtirpc's clnt_tli_create() sets them: the netconfig entry's netid and device. */
+static void check_client_names(struct tally *t, CLIENT *cl, const char *netid)
+{
+	const struct netconfig *nc = rpcrdma_getnetconfigent(netid);
+
+	if (!cl->cl_netid || strcmp(cl->cl_netid, netid) || !cl->cl_tp || !nc ||
+	    strcmp(cl->cl_tp, nc->nc_device))
+		fail(t, "CLIENT names netid %s, device %s; want %s, %s", cl->cl_netid ? cl->cl_netid : "(null)",
+		     cl->cl_tp ? cl->cl_tp : "(null)", netid, nc ? nc->nc_device : "?");
+}
+
 /* With windows and R on both sides, the server's Send With Invalidate ends each call's access. */
 static void check_invalidations(struct tally *t, CLIENT *cl, const char *provider)
 {
@@ -234,9 +246,9 @@ struct options_v_next {
 };
 
 static bool create_refused(struct tally *t, const char *what, const char *host, const char *netid,
-			   const struct rpcrdma_options *o, int want)
+			   rpcprog_t prog, const struct rpcrdma_options *o, int want)
 {
-	CLIENT *cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, o);
+	CLIENT *cl = clnt_rdma_create(host, prog, RDMATEST_V1, netid, o);
 
 	if (cl) {
 		clnt_destroy(cl);
@@ -262,7 +274,11 @@ static void check_struct_sizes(struct tally *t, const char *host, const char *ne
 	memset(&n, 0, sizeof(n));
 	rpcrdma_options_init(&n.o);
 	n.o.size = 0;
-	if (!create_refused(t, "options without their size", host, netid, &n.o, EINVAL))
+	if (!create_refused(t, "options without their size", host, netid, RDMATEST_PROG, &n.o, EINVAL))
+		return;
+	/* checked before the rpcbind lookup: a program nobody registered gets the same answer */
+	if (!create_refused(t, "options without their size, unregistered program", host, netid,
+			    RDMATEST_PROG + 1000, &n.o, EINVAL))
 		return;
 	if (svc_rdma_create((const struct sockaddr *)&lo, &n.o) ||
 	    rpc_createerr.cf_error.re_errno != EINVAL) {
@@ -271,7 +287,8 @@ static void check_struct_sizes(struct tally *t, const char *host, const char *ne
 	}
 	n.o.size = sizeof(n);
 	n.unknown = 1;
-	if (!create_refused(t, "options this library does not know", host, netid, &n.o, E2BIG))
+	if (!create_refused(t, "options this library does not know", host, netid, RDMATEST_PROG, &n.o,
+			    E2BIG))
 		return;
 	n.unknown = 0;
 	n.o.ulb = &rdmatest_ulb;
@@ -317,6 +334,7 @@ static bool run_client(const char *provider, const char *host, const char *netid
 		return false;
 	}
 	check_conn_info(&t, cl, provider);
+	check_client_names(&t, cl, netid);
 	if (call_ok(&t, cl, clnt_call(cl, RDMATEST_NULL, (xdrproc_t)(void (*)(void))xdr_void, NULL,
 				      (xdrproc_t)(void (*)(void))xdr_void, NULL, call_tv),
 		    "NULL", 0))
