@@ -66,6 +66,7 @@ struct siw_guards_aside {
 static pthread_mutex_t siw_guard_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct siw_guard siw_guards[RPCRDMA_SIW_GUARD_MAX];
 static struct siw_guards_aside *siw_guards_of_ancestors;
+static struct siw_guards_aside *siw_guards_aside_spare; /* made with a guard: no malloc in a fork */
 
 static struct siw_guard *siw_guard_find(const struct ibv_context *verbs)
 {
@@ -95,6 +96,8 @@ bool rpcrdma_device_siw_guard_get(struct ibv_context *verbs)
 		g->users++;
 		if (!g->cq)
 			g->cq = ibv_create_cq(verbs, RPCRDMA_SIW_GUARD_CQE, NULL, NULL, 0);
+		if (!siw_guards_aside_spare)
+			siw_guards_aside_spare = malloc(sizeof(*siw_guards_aside_spare));
 	}
 	pthread_mutex_unlock(&siw_guard_lock);
 	return g != NULL;
@@ -383,8 +386,8 @@ static void *device_watch(void *arg)
 }
 
 /*
- * fork(): no lock of ours is held by another thread across it (the
- * watcher may be telling a user, without the list's lock).  The child
+ * fork(): no lock of ours is held by another thread across it, and no
+ * user is being told (a fork waits for that pass to end).  The child
  * has no watcher (its first channel starts its own) and no users (the
  * parent's CLIENTs are not told of removals there), and the guards are
  * the parent's objects, on contexts it only shares (rpcrdma(3): clients
@@ -399,6 +402,8 @@ static void *device_watch(void *arg)
 static void watch_fork_prepare(void)
 {
 	pthread_mutex_lock(&users_lock);
+	while (users_telling) /* its connections' teardown takes librdmacm's lock */
+		pthread_cond_wait(&users_told, &users_lock);
 	pthread_mutex_lock(&watch_lock);
 	pthread_mutex_lock(&siw_guard_lock);
 }
@@ -410,14 +415,18 @@ static void watch_fork_parent(void)
 	pthread_mutex_unlock(&users_lock);
 }
 
-/* glibc's malloc works in a fork child handler; without memory they are only unreachable. */
+/*
+ * No malloc here: an allocator with fork handlers of its own may still
+ * hold its locks.  Without the spare (no memory when the guard was
+ * made) the parent's guards are only unreachable.
+ */
 static void siw_guards_set_aside(void)
 {
-	struct siw_guards_aside *aside;
+	struct siw_guards_aside *aside = siw_guards_aside_spare;
 
 	if (!siw_guards_in_use())
 		return;
-	aside = malloc(sizeof(*aside));
+	siw_guards_aside_spare = NULL;
 	if (aside) {
 		memcpy(aside->guards, siw_guards, sizeof(siw_guards));
 		aside->older = siw_guards_of_ancestors;

@@ -53,7 +53,10 @@ struct rpcrdma_device_user {
 void rpcrdma_device_user_add(struct rpcrdma_device_user *u);
 void rpcrdma_device_user_remove(struct rpcrdma_device_user *u);
 
-/* The watcher's pass over the users, newest first (called by tests too). */
+/*
+ * The watcher's pass over the users, newest first.  One caller at a time
+ * (the watcher; tests): the user being told is pinned in a single slot.
+ */
 void rpcrdma_device_users_tell_removed(void);
 
 /*

@@ -225,6 +225,10 @@ static const char *heap_check(bool *ok)
  * reachable.  The grandchild checks and _exits; its status comes back
  * through the child.  Returns the check's verdict line.
  */
+#ifdef HAVE_LSAN
+static CLIENT *volatile forked_client; /* reachable in the grandchild from a global, not a register */
+#endif
+
 static const char *fork_grandchild_heap(const struct sockaddr *addr,
 					const struct rpcrdma_options *o, bool *ok)
 {
@@ -237,6 +241,7 @@ static const char *fork_grandchild_heap(const struct sockaddr *addr,
 		*ok = false;
 		return "not checked: no CLIENT";
 	}
+	forked_client = cl;
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
@@ -250,6 +255,7 @@ static const char *fork_grandchild_heap(const struct sockaddr *addr,
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		status = -1;
+	forked_client = NULL;
 	clnt_destroy(cl);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return "0 (LSan)";

@@ -1,8 +1,8 @@
 /*
  * The device watcher's list of users (rpcrdma/devices.c): who is told of
- * a removal, that a user being told is not unlisted under it, that the
- * others are not held up meanwhile, and that a forked child starts with
- * none of its parent's users.  The watcher's scans need a device and run
+ * a removal, that a user being told is not unlisted under it nor a fork
+ * made during its call, that the others are not held up meanwhile, and
+ * that a forked child starts with none of its parent's users.  The watcher's scans need a device and run
  * in the test bed (fault_rdma_link.test, scenario idle_client).
  */
 #include <pthread.h>
@@ -76,7 +76,7 @@ struct blocking_user {
 	struct rpcrdma_device_user u;
 	pthread_mutex_t lock;
 	pthread_cond_t cv;
-	bool entered, released, removed_returned;
+	bool entered, released, removed_returned, forked;
 };
 
 static void block_until_released(struct rpcrdma_device_user *u)
@@ -109,22 +109,38 @@ static void *remove_thread(void *arg)
 	return NULL;
 }
 
-static bool blocking_user_removed(struct blocking_user *b)
+/* A fork waits for the pass: the call may hold librdmacm's lock, which the child would inherit. */
+static void *fork_thread(void *arg)
+{
+	struct blocking_user *b = arg;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	pthread_mutex_lock(&b->lock);
+	b->forked = pid > 0;
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+static bool blocking_user_flag(struct blocking_user *b, const bool *flag)
 {
 	bool r;
 
 	pthread_mutex_lock(&b->lock);
-	r = b->removed_returned;
+	r = *flag;
 	pthread_mutex_unlock(&b->lock);
 	return r;
 }
 
-Test(devices, a_user_being_told_is_removed_only_after_its_call_and_others_do_not_wait, .timeout = 20)
+Test(devices, a_user_being_told_holds_off_its_removal_and_forks_but_not_other_users, .timeout = 20)
 {
 	struct blocking_user b = { .u.removed = block_until_released };
 	struct test_user other = { .u.removed = record_told, .name = 'o' };
 	struct timespec pause = { .tv_nsec = 200 * 1000 * 1000 };
-	pthread_t teller, remover;
+	pthread_t teller, remover, forker;
 
 	pthread_mutex_init(&b.lock, NULL);
 	pthread_cond_init(&b.cv, NULL);
@@ -140,15 +156,19 @@ Test(devices, a_user_being_told_is_removed_only_after_its_call_and_others_do_not
 	rpcrdma_device_user_remove(&other.u);
 
 	cr_assert_eq(pthread_create(&remover, NULL, remove_thread, &b), 0);
+	cr_assert_eq(pthread_create(&forker, NULL, fork_thread, &b), 0);
 	nanosleep(&pause, NULL);
-	cr_assert_not(blocking_user_removed(&b), "b was unlisted while its call ran");
+	cr_assert_not(blocking_user_flag(&b, &b.removed_returned), "b was unlisted while its call ran");
+	cr_assert_not(blocking_user_flag(&b, &b.forked), "a fork went ahead while b's call ran");
 	pthread_mutex_lock(&b.lock);
 	b.released = true;
 	pthread_cond_broadcast(&b.cv);
 	pthread_mutex_unlock(&b.lock);
 	pthread_join(teller, NULL);
 	pthread_join(remover, NULL);
-	cr_assert(blocking_user_removed(&b));
+	pthread_join(forker, NULL);
+	cr_assert(blocking_user_flag(&b, &b.removed_returned));
+	cr_assert(blocking_user_flag(&b, &b.forked));
 	tell_and_expect("");
 	pthread_cond_destroy(&b.cv);
 	pthread_mutex_destroy(&b.lock);
@@ -174,7 +194,7 @@ static int child_checks(struct test_user *parents)
 	return told_n == 0 ? 0 : 3;
 }
 
-Test(devices, a_forked_child_has_none_of_its_parents_users)
+Test(devices, a_forked_child_has_none_of_its_parents_users, .timeout = 20)
 {
 	struct test_user p = { .u.removed = record_told, .name = 'p' };
 	int status;
