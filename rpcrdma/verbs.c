@@ -34,6 +34,15 @@
 #define RPCRDMA_RXE_VENDOR_ID 0xffffffu
 /* soft-iWARP's vendor id ('bmt', drivers/infiniband/sw/siw/siw.h). */
 #define RPCRDMA_SIW_VENDOR_ID 0x626d74u
+/*
+ * A client's local ACK timeout on rxe when none is asked for: 4.096 us x
+ * 2^21, about 8.6 s (rdma_cm's is 19, 2.1 s).  A retransmission makes rxe
+ * (Linux 6.1 and later) execute again the window binds queued behind the
+ * message it sends again; they fail and the connection is lost.  Under
+ * CPU load rxe's ACKs can take over 2 s, and such spurious
+ * retransmissions were what broke connections under load_rpc.
+ */
+#define RPCRDMA_RXE_ACK_TIMEOUT 21u
 
 int64_t rpcrdma_now_ms(void)
 {
@@ -296,6 +305,9 @@ static int ep_query_device(struct rpcrdma_ep *ep)
 	ep->info.transport = ep->id->verbs->device->transport_type;
 	ep->params.max_send_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge);
 	ep->max_read_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge_rd);
+	/* clients bind windows; set before RTS, after the route: the path's lifetime stays */
+	if (!ep->passive && !ep->params.ack_timeout && attr.vendor_id == RPCRDMA_RXE_VENDOR_ID)
+		return ep_cm_option(ep, RDMA_OPTION_ID_ACK_TIMEOUT, RPCRDMA_RXE_ACK_TIMEOUT);
 	return 0;
 }
 

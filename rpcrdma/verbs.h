@@ -40,7 +40,7 @@ struct rpcrdma_ep_params {
 	 */
 	bool remote_invalidate;
 	int timeout_ms;              /* address/route resolution and connect */
-	uint8_t ack_timeout;         /* IB/RoCE local ACK timeout exponent; 0: rdma_cm's */
+	uint8_t ack_timeout;         /* IB/RoCE ACK timeout exponent; 0: rdma_cm's (21: rxe client) */
 	int16_t tos;                 /* active side: type of service; -1: rdma_cm's */
 };
 
