@@ -93,8 +93,8 @@ struct rpcrdma_options {
 	 * InfiniBand and RoCE: the queue pair's local ACK timeout, 4.096 us
 	 * x 2^ack_timeout (1-31), how long a sent packet waits for its
 	 * acknowledgement before it is sent again; 0 (default): for a
-	 * client on rxe 21 (about 8.6 s: rxe's retransmissions break
-	 * connections that bind memory windows, see
+	 * client on rxe 21 if rdma_cm takes it (about 8.6 s: rxe's
+	 * retransmissions break connections that bind memory windows, see
 	 * rpcrdma_options_init(3)), otherwise what rdma_cm chooses, on RoCE
 	 * with Linux 6.1 19 (about 2 s per lost packet).  iWARP connections
 	 * ignore it (TCP retransmits).

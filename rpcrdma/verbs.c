@@ -305,9 +305,13 @@ static int ep_query_device(struct rpcrdma_ep *ep)
 	ep->info.transport = ep->id->verbs->device->transport_type;
 	ep->params.max_send_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge);
 	ep->max_read_sge = min_u32(ep->params.max_send_sge, (uint32_t)attr.max_sge_rd);
-	/* clients bind windows; set before RTS, after the route: the path's lifetime stays */
+	/*
+	 * Clients bind windows; set before RTS, after the route: the path's
+	 * lifetime stays.  A default, not the caller's: if rdma_cm refuses it
+	 * the connection keeps rdma_cm's timeout (info.ack_timeout shows which).
+	 */
 	if (!ep->passive && !ep->params.ack_timeout && attr.vendor_id == RPCRDMA_RXE_VENDOR_ID)
-		return ep_cm_option(ep, RDMA_OPTION_ID_ACK_TIMEOUT, RPCRDMA_RXE_ACK_TIMEOUT);
+		(void)ep_cm_option(ep, RDMA_OPTION_ID_ACK_TIMEOUT, RPCRDMA_RXE_ACK_TIMEOUT);
 	return 0;
 }
 

@@ -12,9 +12,10 @@
  *   function (with CCP's effect), and refuses listeners and TCP
  *   transports;
  * - the ack_timeout options of the listener and the CLIENT are the
- *   local ACK timeouts of their queue pairs (IB and RoCE; 0 on iWARP),
- *   and without the option the CLIENT's is 21 on rxe (rpcrdma's default
- *   there, see rpcrdma_options_init(3)); the CLIENT's tos
+ *   local ACK timeouts of their queue pairs (IB and RoCE; 0 on iWARP);
+ *   without the option the CLIENT's is 21 on rxe (rpcrdma's default
+ *   there, see rpcrdma_options_init(3)) and an accepted connection's is
+ *   rdma_cm's (the wildcard listener has none); the CLIENT's tos
  *   option is the traffic class of both queue pairs (RoCE), 0 without it;
  * - once the client destroys its CLIENT, the server destroys the
  *   connection's transport (its fd leaves svc_pollfd) within a second;
@@ -62,7 +63,8 @@
 /* Local ACK timeouts asked for (IB and RoCE; iWARP reports 0): both differ from rdma_cm's. */
 #define SERVER_ACK_TIMEOUT 15u
 #define CLIENT_ACK_TIMEOUT 12u
-#define RXE_ACK_TIMEOUT 21u     /* the library's default on rxe */
+#define RXE_ACK_TIMEOUT 21u     /* the library's default for a CLIENT on rxe */
+#define RDMA_CM_ACK_TIMEOUT 19u /* rdma_cm's on RoCE (Linux 6.1, the guest's kernel) */
 /* The client's type of service (DSCP AF21); on RoCE the server's queue pair takes it from the request. */
 #define CLIENT_TOS 0x48u
 
@@ -221,6 +223,7 @@ static void server_start(const struct sockaddr_storage *addr, struct server *s)
 	s->rdma_addr = *addr;
 	set_port(&s->rdma_addr, s->rdma->xp_port);
 	s->tcp = tcp_start(addr, &s->tcp_addr);
+	o.ack_timeout = 0; /* servers keep rdma_cm's: checked on this one's connection */
 	s->wild = svc_rdma_create((const struct sockaddr *)&(struct sockaddr_storage){
 					  .ss_family = addr->ss_family }, &o);
 	if (!s->wild || !svc_rdma_reg(s->wild, WILD_PROG, TEST_VERS, test_dispatch, NULL))
@@ -422,12 +425,13 @@ static void check_reaped(CLIENT *cl)
 
 /* ---- wildcard registration ------------------------------------------------------------------- */
 
-static void check_wildcard(const struct server *s, const char *host)
+static void check_wildcard(const struct server *s, const char *host, bool iwarp)
 {
 	const char *netid = s->rdma_addr.ss_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6;
 	struct sockaddr_storage found, want = s->rdma_addr;
 	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 	struct rpcrdma_options o;
+	uint32_t w[INFO_WORDS];
 	CLIENT *cl;
 	int rc;
 
@@ -453,12 +457,20 @@ static void check_wildcard(const struct server *s, const char *host)
 	     s->wild->xp_port);
 	if (clnt_rdma_getinfo(cl, &ci))
 		fail("clnt_rdma_getinfo failed");
-	/* rxe, the test bed's one RoCE device, has the library's own default */
-	if (ci.ack_timeout != (ci.iwarp ? 0 : RXE_ACK_TIMEOUT))
-		fail("without the option the local ACK timeout is %u on %s", ci.ack_timeout,
-		     ci.iwarp ? "iWARP" : "rxe");
-	pass("without the option the local ACK timeout is %u on %s", ci.ack_timeout,
-	     ci.iwarp ? "iWARP" : "rxe");
+	if (ci.iwarp != iwarp)
+		fail("clnt_rdma_getinfo: iwarp is %d on %s", ci.iwarp, iwarp ? "siw" : "rxe");
+	if (ci.ack_timeout != (iwarp ? 0 : RXE_ACK_TIMEOUT))
+		fail("without the option the CLIENT's local ACK timeout is %u on %s",
+		     ci.ack_timeout, iwarp ? "siw" : "rxe");
+	pass("without the option the CLIENT's local ACK timeout is %u on %s", ci.ack_timeout,
+	     iwarp ? "siw" : "rxe");
+	expect_stat(cl, clnt_call(cl, PROC_INFO, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)xdr_info, (char *)w, call_timeout),
+		    RPC_SUCCESS, "INFO on the wildcard listener's connection");
+	expect_word(w, 15, iwarp ? 0 : RDMA_CM_ACK_TIMEOUT,
+		    "ack_timeout of a connection accepted without the option (rdma_cm's)");
+	pass("without the option the accepted connection's local ACK timeout is %u on %s", w[15],
+	     iwarp ? "siw" : "rxe");
 	/* the test bed leaves default_roce_tos at 0 */
 	if (ci.traffic_class != 0)
 		fail("without the tos option the traffic class is %u", ci.traffic_class);
@@ -489,7 +501,7 @@ int main(int argc, char **argv)
 	check_getinfo(cl, &rep, iwarp);
 	check_ccp_not_on_tcp(s);
 	check_reaped(cl);
-	check_wildcard(s, argv[2]);
+	check_wildcard(s, argv[2], iwarp);
 	printf("svc_conn: %s: all checks passed\n", argv[1]);
 	return 0;
 }
