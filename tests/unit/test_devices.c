@@ -7,6 +7,7 @@
  */
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +78,7 @@ struct blocking_user {
 	pthread_mutex_t lock;
 	pthread_cond_t cv;
 	bool entered, released, removed_returned, forked;
+	pid_t remover_tid, forker_tid;
 };
 
 static void block_until_released(struct rpcrdma_device_user *u)
@@ -102,6 +104,7 @@ static void *remove_thread(void *arg)
 {
 	struct blocking_user *b = arg;
 
+	__atomic_store_n(&b->remover_tid, gettid(), __ATOMIC_RELEASE);
 	rpcrdma_device_user_remove(&b->u);
 	pthread_mutex_lock(&b->lock);
 	b->removed_returned = true;
@@ -113,8 +116,10 @@ static void *remove_thread(void *arg)
 static void *fork_thread(void *arg)
 {
 	struct blocking_user *b = arg;
-	pid_t pid = fork();
+	pid_t pid;
 
+	__atomic_store_n(&b->forker_tid, gettid(), __ATOMIC_RELEASE);
+	pid = fork();
 	if (pid == 0)
 		_exit(0);
 	if (pid > 0)
@@ -135,11 +140,49 @@ static bool blocking_user_flag(struct blocking_user *b, const bool *flag)
 	return r;
 }
 
+/* The scheduler state of thread @tid of this process ('R', 'S', ...), or 0 when it is gone. */
+static char thread_state(pid_t tid)
+{
+	char path[64], state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	/* "tid (comm) S ...": comm may hold spaces, not ')' here (no thread is named) */
+	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 0;
+	fclose(f);
+	return state;
+}
+
+/*
+ * Wait until the thread that stores its id in @tid has gone to sleep
+ * after storing it (three looks 10 ms apart find it sleeping) or has set
+ * @done: a negative check after this does not pass only because the
+ * thread was never scheduled.
+ */
+static void wait_asleep_or_done(struct blocking_user *b, const pid_t *tid, const bool *done)
+{
+	struct timespec tick = { .tv_nsec = 10 * 1000 * 1000 };
+	int asleep = 0;
+
+	for (int i = 0; i < 1000 && asleep < 3; i++) {
+		pid_t t = __atomic_load_n(tid, __ATOMIC_ACQUIRE);
+
+		if (blocking_user_flag(b, done))
+			return;
+		asleep = t && thread_state(t) == 'S' ? asleep + 1 : 0;
+		nanosleep(&tick, NULL);
+	}
+	cr_assert_eq(asleep, 3, "the thread neither slept nor finished in 10 s");
+}
+
 Test(devices, a_user_being_told_holds_off_its_removal_and_forks_but_not_other_users, .timeout = 20)
 {
 	struct blocking_user b = { .u.removed = block_until_released };
 	struct test_user other = { .u.removed = record_told, .name = 'o' };
-	struct timespec pause = { .tv_nsec = 200 * 1000 * 1000 };
 	pthread_t teller, remover, forker;
 
 	pthread_mutex_init(&b.lock, NULL);
@@ -157,7 +200,8 @@ Test(devices, a_user_being_told_holds_off_its_removal_and_forks_but_not_other_us
 
 	cr_assert_eq(pthread_create(&remover, NULL, remove_thread, &b), 0);
 	cr_assert_eq(pthread_create(&forker, NULL, fork_thread, &b), 0);
-	nanosleep(&pause, NULL);
+	wait_asleep_or_done(&b, &b.remover_tid, &b.removed_returned);
+	wait_asleep_or_done(&b, &b.forker_tid, &b.forked);
 	cr_assert_not(blocking_user_flag(&b, &b.removed_returned), "b was unlisted while its call ran");
 	cr_assert_not(blocking_user_flag(&b, &b.forked), "a fork went ahead while b's call ran");
 	pthread_mutex_lock(&b.lock);
