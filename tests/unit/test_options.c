@@ -107,6 +107,12 @@ Test(options, bad_values_are_refused)
 	rpcrdma_options_init(&o);
 	o.max_rpc_size = RPCRDMA_MAX_RPC_SIZE_LIMIT + 1;
 	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	rpcrdma_options_init(&o); /* an inline call of inline_recv bytes would pass the limit */
+	o.inline_recv = 65536;
+	o.max_rpc_size = 65535;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.max_rpc_size = 65536;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
 	rpcrdma_options_init(&o);
 	o.connect_timeout_ms = 0;
 	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
