@@ -19,15 +19,27 @@
 
 /* ---- completions ------------------------------------------------------------------ */
 
+/* On iWARP the sink's remote write access (its registration) ends with its last Read. */
+static void svc_rdma_sink_close(struct svc_rdma_call *cl)
+{
+	rpcrdma_mr_dereg(cl->rd_mr);
+	cl->rd_mr = NULL;
+}
+
 /* A Read posted for the call in slot @slot completed (or was flushed). */
 static void svc_rdma_read_done(struct svc_rdma_conn *c, uint64_t slot)
 {
+	struct svc_rdma_call *cl;
+
 	if (slot >= SVC_CALLS_MAX || !c->calls[slot].reads_pending) {
 		svc_rdma_conn_kill(c, "a Read completed that was not posted", 0);
 		return;
 	}
-	c->calls[slot].reads_pending--;
+	cl = &c->calls[slot];
+	cl->reads_pending--;
 	c->reads_pending--;
+	if (!cl->reads_pending && cl->pull_next == cl->hdr.nreads)
+		svc_rdma_sink_close(cl); /* not when it is the oldest call: others may go first */
 }
 
 static void svc_rdma_take_wc(struct svc_rdma_conn *c, const struct rpcrdma_wc *wc)
@@ -369,8 +381,7 @@ bool svc_rdma_call_ready(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 	if (!cl->call) {
 		if (cl->pull_next < h->nreads || cl->reads_pending)
 			return false;
-		rpcrdma_mr_dereg(cl->rd_mr); /* its remote write access ends with the Reads */
-		cl->rd_mr = NULL;
+		svc_rdma_sink_close(cl); /* done already, unless no Read was needed (zero lengths) */
 		svc_rdma_rebuild(h, h->type == RDMA_NOMSG ? cl->rd_buf : cl->inl, cl->msg_len,
 				 cl->rd_buf + cl->pz_area);
 		cl->call = cl->rd_buf + cl->pz_area;
