@@ -12,7 +12,10 @@
  * A connection's xp_recv takes what was received and pulls the read
  * chunks of the calls taken (svc_rdma_recvfrom.c), then serves the
  * oldest call once it is complete: its RPC header is decoded and
- * libtirpc dispatches it; xp_reply answers it (svc_rdma_sendto.c).
+ * libtirpc dispatches it; xp_reply answers it (svc_rdma_sendto.c).  A
+ * header libtirpc cannot decode gets RFC 5531's rejection where there is
+ * one (another RPC version, an oversized credential or verifier: see
+ * xdr/rpc_call.h), otherwise ERR_CHUNK.
  *
  * Calls to the Connection Configuration Protocol (RFC 5666 section 6,
  * program 100417) are answered here, on every connection, before
@@ -72,6 +75,7 @@
 #include "rpcrdma/svc_listen_limits.h"
 #include "rpcrdma/svc_rdma_internal.h"
 #include "xdr/ccp.h"
+#include "xdr/rpc_call.h"
 
 struct svc_rdma_listener {
 	SVCXPRT xprt;
@@ -308,6 +312,42 @@ static bool_t svc_rdma_idle(struct svc_rdma_conn *c, bool blocked)
 }
 
 /*
+ * The oldest call, whose RPC header xdr_callmsg() refused: RFC 5531's
+ * answer where it has one (a rejected reply), nothing for a message that
+ * is not a call, ERR_CHUNK for one too short or for another XID.
+ */
+static void svc_rdma_refused_call(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
+{
+	struct rpc_msg r = { .rm_direction = REPLY };
+
+	r.rm_reply.rp_stat = MSG_DENIED;
+	r.rjcted_rply.rj_stat = AUTH_ERROR;
+	switch (rpcrdma_call_fault(cl->call, cl->call_len, cl->hdr.xid)) {
+	case RPCRDMA_CALL_MALFORMED:
+		svc_rdma_send_error(c, cl, cl->hdr.xid, cl->hdr.credit, ERR_CHUNK);
+		svc_rdma_oldest_done(c);
+		return;
+	case RPCRDMA_CALL_NOT_A_CALL:
+		svc_rdma_oldest_done(c);
+		return;
+	case RPCRDMA_CALL_RPC_VERSION:
+		r.rjcted_rply.rj_stat = RPC_MISMATCH;
+		r.rjcted_rply.rj_vers.low = RPC_MSG_VERSION;
+		r.rjcted_rply.rj_vers.high = RPC_MSG_VERSION;
+		break;
+	case RPCRDMA_CALL_BAD_CRED:
+		r.rjcted_rply.rj_why = AUTH_BADCRED;
+		break;
+	case RPCRDMA_CALL_BAD_VERF:
+		r.rjcted_rply.rj_why = AUTH_BADVERF;
+		break;
+	}
+	cl->flavor = AUTH_NONE; /* left from the slot's last call: decoding stopped before it */
+	c->in_call = true;
+	svc_rdma_reply_auth(c, &r, NULL); /* its reply ends the call */
+}
+
+/*
  * The oldest call taken, once it is complete: returns 1 when it is
  * ready for dispatch (c->in_call), 0 while it is not complete, -1 when
  * it was answered here (CCP, ERR_CHUNK) and the next one may be served.
@@ -329,8 +369,7 @@ static int svc_rdma_serve_oldest(struct svc_rdma_conn *c, struct rpc_msg *msg)
 	if (!svc_rdma_call_ready(c, cl))
 		return 0;
 	if (!svc_rdma_decode_call(cl, msg)) {
-		svc_rdma_send_error(c, cl, cl->hdr.xid, cl->hdr.credit, ERR_CHUNK);
-		svc_rdma_oldest_done(c);
+		svc_rdma_refused_call(c, cl);
 		return -1;
 	}
 	c->in_call = true;

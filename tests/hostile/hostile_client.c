@@ -133,6 +133,8 @@ struct answer {
 	bool has_reply_chunk;
 	uint32_t reply_len;                           /* the echoed reply chunk */
 	uint32_t rpc_xid, accept_stat;                /* RDMA_MSG: the inline reply */
+	bool denied;                                  /* MSG_DENIED: reject_stat, reject_detail */
+	uint32_t reject_stat, reject_detail[2];       /* RPC_MISMATCH low, high; AUTH_ERROR why */
 	uint32_t body[4];                             /* words after accept_stat */
 	uint32_t len;
 };
@@ -188,8 +190,25 @@ static void parse_lists(struct raw_rd *r, struct answer *a)
 
 static void parse_rpc_reply(struct raw_rd *r, struct answer *a)
 {
+	uint32_t stat;
+
 	a->rpc_xid = raw_rd_u32(r);
-	if (raw_rd_u32(r) != 1 || raw_rd_u32(r) != 0) { /* REPLY, MSG_ACCEPTED */
+	if (raw_rd_u32(r) != 1) { /* REPLY */
+		a->kind = OUT_MALFORMED;
+		return;
+	}
+	stat = raw_rd_u32(r);
+	if (stat == 1) { /* MSG_DENIED */
+		a->denied = true;
+		a->reject_stat = raw_rd_u32(r);
+		a->reject_detail[0] = raw_rd_u32(r);
+		if (a->reject_stat == 0) /* RPC_MISMATCH: low, high */
+			a->reject_detail[1] = raw_rd_u32(r);
+		if (a->reject_stat > 1)
+			a->kind = OUT_MALFORMED;
+		return;
+	}
+	if (stat != 0) { /* MSG_ACCEPTED */
 		a->kind = OUT_MALFORMED;
 		return;
 	}
@@ -418,6 +437,9 @@ enum body {
 	B_READ_WRAP,       /* a read segment at 2^64 - 16, length 64 */
 	B_XID_MISMATCH,    /* header XID differs from the RPC message's */
 	B_NOT_A_CALL,      /* RDMA_MSG carrying an RPC REPLY */
+	B_RPC_VERS,        /* a NULL call of RPC version @arg */
+	B_CRED_LONG,       /* a NULL call with a credential body of @arg bytes (zeros) */
+	B_VERF_LONG,       /* a NULL call with a verifier body of @arg bytes (zeros) */
 	B_BAD_HANDLE_READ, /* NOMSG, position-zero chunk with an unregistered handle */
 	B_BAD_RANGE_READ,  /* NOMSG, position-zero chunk beyond our registered memory */
 	B_BAD_HANDLE_WRITE,/* READ of 64 bytes into a write chunk with an unregistered handle */
@@ -473,7 +495,13 @@ static const struct msg_scenario msg_scenarios[] = {
 	{ "write segment offset near 2^64", B_WRAP_OFFSET, 64, ERR_OR_CLOSE, -1, false },
 	{ "read segment offset near 2^64", B_READ_WRAP, 0, ERR_OR_CLOSE, -1, false },
 	{ "header XID differs from the call's", B_XID_MISMATCH, 0, ERR_OR_CLOSE, -1, false },
-	{ "RDMA_MSG carrying an RPC reply", B_NOT_A_CALL, 0, ERR_OR_CLOSE, -1, false },
+	/* no backchannel: a reply is dropped */
+	{ "RDMA_MSG carrying an RPC reply", B_NOT_A_CALL, 0, OUT_SILENT, -1, false },
+	/* RFC 5531's own answers, not a transport error */
+	{ "RPC version 3", B_RPC_VERS, 3, OUT_REPLY, -1, true },
+	{ "RPC version 0xffffffff", B_RPC_VERS, 0xffffffffu, OUT_REPLY, -1, false },
+	{ "credential of 401 bytes", B_CRED_LONG, 401, OUT_REPLY, -1, true },
+	{ "verifier of 404 bytes", B_VERF_LONG, 404, OUT_REPLY, -1, false },
 	{ "position-zero read chunk (control)", B_GOOD_PZ, 0, OUT_REPLY, 0, true },
 	{ "read chunk with an unregistered handle", B_BAD_HANDLE_READ, 0, ERR_OR_CLOSE, -1, true },
 	{ "read chunk beyond registered memory", B_BAD_RANGE_READ, 0, ERR_OR_CLOSE, -1, false },
@@ -575,6 +603,53 @@ static void body_ccp(struct raw_xdr *x, const struct msg_scenario *s, uint32_t x
 			raw_xdr_u32(x, (uint32_t)s->arg);
 }
 
+/*
+ * Whether scenario @s must get a rejected reply (MSG_DENIED), and which:
+ * RPC_MISMATCH (0) with versions 2..2, or AUTH_ERROR (1) and why.
+ */
+static bool wants_denial(const struct msg_scenario *s, uint32_t *stat, uint32_t *detail)
+{
+	switch (s->body) {
+	case B_RPC_VERS:
+		*stat = 0;
+		*detail = 2;
+		return true;
+	case B_CRED_LONG:
+		*stat = 1;
+		*detail = 1; /* AUTH_BADCRED */
+		return true;
+	case B_VERF_LONG:
+		*stat = 1;
+		*detail = 3; /* AUTH_BADVERF */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A NULL call with another RPC version or an oversized credential or verifier. */
+static void body_bad_rpc_call(struct raw_xdr *x, const struct msg_scenario *s, uint32_t xid)
+{
+	uint32_t cred = s->body == B_CRED_LONG ? (uint32_t)s->arg : 0;
+	uint32_t verf = s->body == B_VERF_LONG ? (uint32_t)s->arg : 0;
+
+	raw_xdr_rdma_msg_plain(x, xid, 32, RDMA_MSG);
+	raw_xdr_u32(x, xid);
+	raw_xdr_u32(x, 0); /* CALL */
+	raw_xdr_u32(x, s->body == B_RPC_VERS ? (uint32_t)s->arg : 2);
+	raw_xdr_u32(x, RDMATEST_PROG);
+	raw_xdr_u32(x, 1);
+	raw_xdr_u32(x, RDMATEST_NULL);
+	raw_xdr_u32(x, 0); /* AUTH_NONE */
+	raw_xdr_u32(x, cred);
+	for (uint32_t i = 0; i < (cred + 3) / 4; i++)
+		raw_xdr_u32(x, 0);
+	raw_xdr_u32(x, 0);
+	raw_xdr_u32(x, verf);
+	for (uint32_t i = 0; i < (verf + 3) / 4; i++)
+		raw_xdr_u32(x, 0);
+}
+
 /* The message of scenario @s; returns its length. */
 static uint32_t build_msg(struct ctx *t, const struct msg_scenario *s, uint32_t xid,
 			  struct raw_peer *p, uint8_t *m, uint32_t cap)
@@ -628,6 +703,11 @@ static uint32_t build_msg(struct ctx *t, const struct msg_scenario *s, uint32_t 
 		raw_xdr_rdma_msg_plain(&x, xid, 32, RDMA_MSG);
 		raw_xdr_rpc_reply_accepted(&x, xid, 0);
 		break;
+	case B_RPC_VERS:
+	case B_CRED_LONG:
+	case B_VERF_LONG:
+		body_bad_rpc_call(&x, s, xid);
+		break;
 	case B_GOOD_PZ:
 		body_nomsg_pz(&x, xid, p, raw_peer_mem_rkey(p), raw_peer_mem_addr(p, PZ_OFFSET));
 		break;
@@ -677,8 +757,9 @@ static void run_msg_scenario(struct ctx *t, const struct msg_scenario *s)
 	struct raw_peer_config cfg;
 	struct raw_peer *p;
 	static uint8_t m[MSG_MAX];
-	uint32_t xid = new_xid(t), len;
+	uint32_t xid = new_xid(t), len, stat = 0, detail = 0;
 	struct answer a;
+	bool denied;
 
 	raw_peer_config_default(&cfg);
 	cfg.send_bytes = MSG_MAX;
@@ -699,6 +780,15 @@ static void run_msg_scenario(struct ctx *t, const struct msg_scenario *s)
 	if (judge(t, s->name, xid, s->allowed, &a) && a.kind == OUT_REPLY && s->accept_stat >= 0 &&
 	    a.accept_stat != (uint32_t)s->accept_stat)
 		fail(t, "%s: accept_stat %u, want %d", s->name, a.accept_stat, s->accept_stat);
+	denied = wants_denial(s, &stat, &detail);
+	if (a.kind == OUT_REPLY && a.denied != denied)
+		fail(t, "%s: %s reply, want %s", s->name, a.denied ? "a rejected" : "an accepted",
+		     denied ? "a rejected one" : "an accepted one");
+	else if (a.kind == OUT_REPLY && denied &&
+		 (a.reject_stat != stat || a.reject_detail[0] != detail ||
+		  (stat == 0 && a.reject_detail[1] != detail)))
+		fail(t, "%s: MSG_DENIED %u (%u, %u), want %u (%u)", s->name, a.reject_stat,
+		     a.reject_detail[0], a.reject_detail[1], stat, detail);
 	if (a.kind != OUT_CLOSED)
 		probe_null(t, p, s->name, a.kind != OUT_REPLY && a.kind != OUT_SILENT);
 	printf("  %-45s %s\n", s->name, outcome_str(a.kind));
