@@ -82,7 +82,7 @@ struct svc_rdma_listener {
 	SVCXPRT_EXT ext;
 	struct rpcrdma_listener *l;
 	struct rpcrdma_options opts;
-	struct svc_rdma_ulbs ulbs;
+	struct svc_ulbs *ulbs;
 	struct sockaddr_storage laddr;
 	char netid[8];
 	struct svc_rdma_half_open *half_open;
@@ -479,6 +479,7 @@ static void svc_rdma_conn_free(struct svc_rdma_conn *c)
 		svc_rdma_half_open_remove(c);
 		svc_rdma_half_open_put(c->half_open_list);
 	}
+	svc_ulbs_put(c->ulbs);
 	rpcrdma_ep_stop(c->ep); /* no Read, Write or Send touches our buffers after this */
 	for (uint32_t i = 0; c->calls && i < SVC_CALLS_MAX; i++)
 		svc_rdma_call_release(c, &c->calls[i]);
@@ -587,7 +588,7 @@ static int svc_rdma_conn_setup(struct svc_rdma_listener *ls, struct svc_rdma_con
 		return rc;
 
 	c->opts = ls->opts;
-	c->ulbs = ls->ulbs;
+	c->ulbs = svc_ulbs_get(ls->ulbs);
 	c->qcap = ls->opts.credits;
 	c->queue = calloc(c->qcap, sizeof(*c->queue));
 	c->send_cap = ls->opts.inline_send;
@@ -687,6 +688,7 @@ static void svc_rdma_listener_free(struct svc_rdma_listener *ls)
 		return;
 	/* its half-open connections stay listed, swept at their own events */
 	svc_rdma_half_open_put(ls->half_open);
+	svc_ulbs_put(ls->ulbs);
 	rpcrdma_listener_destroy(ls->l);
 	free(ls);
 }
@@ -729,6 +731,9 @@ SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_optio
 	if (!ls->half_open)
 		return svc_rdma_create_fail(ls, ENOMEM);
 	ls->half_open->refs = 1;
+	ls->ulbs = svc_ulbs_new();
+	if (!ls->ulbs)
+		return svc_rdma_create_fail(ls, ENOMEM);
 	rc = rpcrdma_options_load(&ls->opts, o);
 	if (rc)
 		return svc_rdma_create_fail(ls, -rc);
@@ -749,26 +754,32 @@ SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_optio
 	return &ls->xprt;
 }
 
+struct svc_rdma_reg_args {
+	SVCXPRT *listener;
+	rpcprog_t prog;
+	rpcvers_t vers;
+	void (*dispatch)(struct svc_req *, SVCXPRT *);
+};
+
+static bool svc_rdma_reg_dispatch(void *arg)
+{
+	const struct svc_rdma_reg_args *a = arg;
+
+	return svc_reg(a->listener, a->prog, a->vers, a->dispatch, NULL);
+}
+
 bool_t svc_rdma_reg(SVCXPRT *listener, rpcprog_t prog, rpcvers_t vers,
 		    void (*dispatch)(struct svc_req *, SVCXPRT *), const struct rpcrdma_ulb *ulb)
 {
+	struct svc_rdma_reg_args a = { listener, prog, vers, dispatch };
 	struct svc_rdma_listener *ls;
-	size_t i;
 
 	if (!listener || listener->xp_ops != &svc_rdma_listener_ops)
 		return FALSE;
 	ls = listener->xp_p1;
-	for (i = 0; i < ls->ulbs.n; i++)
-		if (ls->ulbs.e[i].prog == prog && ls->ulbs.e[i].vers == vers)
-			break;
-	if (i == SVC_RDMA_MAX_ULBS || !svc_reg(listener, prog, vers, dispatch, NULL))
-		return FALSE;
 	/* Again for a pair (a retry after rpcbind failed) replaces its binding. */
-	ls->ulbs.e[i].prog = prog;
-	ls->ulbs.e[i].vers = vers;
-	ls->ulbs.e[i].ulb = ulb;
-	if (i == ls->ulbs.n)
-		ls->ulbs.n++;
+	if (svc_ulbs_bind(ls->ulbs, prog, vers, ulb, svc_rdma_reg_dispatch, &a))
+		return FALSE;
 	rpcrdma_rpcb_unset(prog, vers, ls->netid);
 	return rpcrdma_rpcb_set(prog, vers, ls->netid, (struct sockaddr *)&ls->laddr) == 0;
 }

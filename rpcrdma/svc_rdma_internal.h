@@ -16,10 +16,10 @@
 
 #include "rpcrdma/credits.h"
 #include "rpcrdma/reply_buffers.h"
+#include "rpcrdma/svc_ulbs.h"
 #include "rpcrdma/transport.h"
 #include "xdr/header.h"
 
-#define SVC_RDMA_MAX_ULBS 8
 #define SVC_WC_BATCH      16
 #define SVC_REPLY_KEEP    (256u << 10)            /* idle reply buffers kept per connection */
 #define SVC_SINK_KEEP     (1u << 20)              /* idle Read sinks kept per connection (IB/RoCE) */
@@ -29,15 +29,6 @@
 #define SVC_SENDS_HELD    RPCRDMA_REPLY_BATCH_MAX /* reply Sends held, at most (opts.reply_batch) */
 #define SVC_ROUND_CALLS   16u                     /* calls dispatched before svc_run serves the others */
 #define SVC_ACCEPT_BURST  16u                     /* connect requests taken before svc_run serves the others */
-
-struct svc_rdma_ulbs {
-	size_t n;
-	struct {
-		rpcprog_t prog;
-		rpcvers_t vers;
-		const struct rpcrdma_ulb *ulb;
-	} e[SVC_RDMA_MAX_ULBS];
-};
 
 /* One received call, from its message to its reply. */
 struct svc_rdma_call {
@@ -85,7 +76,7 @@ struct svc_rdma_conn {
 	bool yielded;
 	uint32_t round_calls;      /* dispatched since xp_stat last said XPRT_IDLE */
 	struct rpcrdma_options opts;
-	struct svc_rdma_ulbs ulbs;
+	struct svc_ulbs *ulbs;     /* the listener's bindings (a reference) */
 	struct rpcrdma_credits_server credits;
 	struct sockaddr_storage raddr, laddr;
 	char netid[8];

@@ -107,14 +107,7 @@ static uint32_t svc_rdma_res_ddp(struct svc_rdma_conn *c)
 {
 	const struct svc_rdma_call *cl = svc_rdma_oldest(c);
 
-	for (size_t i = 0; i < c->ulbs.n; i++)
-		if (c->ulbs.e[i].prog == cl->prog && c->ulbs.e[i].vers == cl->vers) {
-			const struct rpcrdma_ulb_proc *p =
-				rpcrdma_ulb_proc_find(c->ulbs.e[i].ulb, cl->proc);
-
-			return p ? p->res_ddp : 0;
-		}
-	return 0;
+	return svc_ulbs_res_ddp(c->ulbs, cl->prog, cl->vers, cl->proc);
 }
 
 /* Successful results, through @auth's wrap when there is one. */

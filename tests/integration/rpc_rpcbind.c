@@ -11,7 +11,13 @@
  *   2. clnt_rdma_create() given only a host finds the server for netid
  *      NULL (must pick rdma), "rdma" and "rdma6", and NULL and ECHO
  *      calls succeed on the listener of the expected address family;
- *   3. after svc_unreg(), `rpcinfo` lists no entry of the program and
+ *   3. svc_rdma_reg() while the server thread serves applies to a client
+ *      already connected: a 64 KiB READ (its data in the offered write
+ *      chunk) succeeds, fails with ERR_CHUNK once the program is bound to
+ *      no upper-layer binding (the data fits neither inline nor in the
+ *      8 bytes of reply room the call offers), and succeeds again once
+ *      rdmatest_ulb is bound back, all on the client's first connection;
+ *   4. after svc_unreg(), `rpcinfo` lists no entry of the program and
  *      clnt_rdma_create() fails with RPC_PROGNOTREGISTERED for each netid.
  * With --unreached HOST (run in a network namespace of its own, where no
  * rpcbind listens): clnt_rdma_create() fails with libtirpc's reason,
@@ -227,6 +233,71 @@ static void check_reregistered(SVCXPRT *x)
 	      RDMATEST_V1, ok, tries);
 }
 
+/* READ of @count bytes: the call's status, RPC_SUCCESS only with the expected data. */
+static enum clnt_stat read_status(CLIENT *cl, uint32_t count, struct rpc_err *err)
+{
+	rdmatest_read_args in = { count, 7 };
+	rdmatest_read_res out = { 0 };
+	enum clnt_stat st;
+	bool same;
+
+	st = clnt_call(cl, RDMATEST_READ, (xdrproc_t)xdr_rdmatest_read_args, (char *)&in,
+		       (xdrproc_t)xdr_rdmatest_read_res, (char *)&out, call_tv);
+	clnt_geterr(cl, err);
+	if (st != RPC_SUCCESS)
+		return st;
+	same = out.count == count && out.data.rdmatest_data_len == count;
+	for (uint32_t i = 0; same && i < count; i++)
+		same = (uint8_t)out.data.rdmatest_data_val[i] == rdmatest_gen_byte(in.seed, i);
+	clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_read_res, (char *)&out);
+	return same ? RPC_SUCCESS : RPC_CANTDECODERES;
+}
+
+static uint32_t connects_of(CLIENT *cl)
+{
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
+
+	return clnt_rdma_getinfo(cl, &ci) == 0 ? ci.connects : 0;
+}
+
+/* svc_rdma_reg() of @x's program while svc_run() serves: a connected client's next READ follows. */
+static void check_rebound(SVCXPRT *x, const char *addr)
+{
+	const uint32_t count = 64u << 10;
+	struct sockaddr_storage ss;
+	struct rpcrdma_options o;
+	struct rpc_err err;
+	enum clnt_stat st;
+	CLIENT *cl;
+
+	rdmatest_parse_addr(addr, x->xp_port, &ss);
+	rpcrdma_options_init(&o);
+	o.ulb = &rdmatest_ulb;
+	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, RDMATEST_PROG, RDMATEST_V1, &o);
+	check(cl != NULL, "rebinding: a client connected to %s%s%s", addr, cl ? "" : ": ",
+	      cl ? "" : clnt_spcreateerror(""));
+	if (!cl)
+		return;
+	st = read_status(cl, count, &err);
+	check(st == RPC_SUCCESS, "rebinding: READ of %u bytes with the binding: %s", count,
+	      clnt_sperrno(st));
+	check(svc_rdma_reg(x, RDMATEST_PROG, RDMATEST_V1, counting_dispatch, NULL),
+	      "rebinding: svc_rdma_reg with no binding while the server runs");
+	st = read_status(cl, count, &err);
+	check(st == RPC_CANTDECODERES && err.re_errno == EPROTO,
+	      "rebinding: READ of %u bytes on the connection made before: RPC_CANTDECODERES with "
+	      "EPROTO (ERR_CHUNK) without the binding (%s, errno %d)", count, clnt_sperrno(st),
+	      st == RPC_SUCCESS ? 0 : err.re_errno);
+	check(svc_rdma_reg(x, RDMATEST_PROG, RDMATEST_V1, counting_dispatch, &rdmatest_ulb),
+	      "rebinding: svc_rdma_reg with rdmatest_ulb again");
+	st = read_status(cl, count, &err);
+	check(st == RPC_SUCCESS, "rebinding: READ of %u bytes with the binding back: %s", count,
+	      clnt_sperrno(st));
+	check(connects_of(cl) == 1, "rebinding: every call on the first connection (connects %u)",
+	      connects_of(cl));
+	clnt_destroy(cl);
+}
+
 int main(int argc, char **argv)
 {
 	char uaddr4[64], uaddr6[64];
@@ -260,6 +331,7 @@ int main(int argc, char **argv)
 	check_found(argv[2], NULL, AF_INET);
 	check_found(argv[2], "rdma", AF_INET);
 	check_found(argv[3], "rdma6", AF_INET6);
+	check_rebound(x4, argv[2]);
 
 	svc_unreg(RDMATEST_PROG, RDMATEST_V1);
 	check_unlisted();
