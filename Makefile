@@ -174,7 +174,7 @@ $(GEN)/fuzz/%_xdr.o: $(GEN)/%_xdr.c $(GEN)/%.h
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(GEN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-$(B)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) $(UNIT_XDR:%=$(GEN)/fuzz/%_xdr.o)
+$(B)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) $(UNIT_XDR:%=$(GEN)/fuzz/%_xdr.o) tests/unit/*.h
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -I$(GEN) $(UNIT_EXTRA_CFLAGS) $(PKG_CFLAGS) $< $(UNIT_EXTRA_SRCS) $(FUZZ_OBJS) $(UNIT_XDR:%=$(GEN)/fuzz/%_xdr.o) $(PKG_LIBS) -o $@
 

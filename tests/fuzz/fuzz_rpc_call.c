@@ -3,25 +3,11 @@
 
 #include <rpc/rpc.h>
 
+#include "tests/unit/callmsg_oracle.h"
 #include "xdr/bytes.h"
 #include "xdr/rpc_call.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static bool callmsg_takes(const uint8_t *m, size_t len)
-{
-	char cred[MAX_AUTH_BYTES], verf[MAX_AUTH_BYTES];
-	struct rpc_msg msg = { 0 };
-	bool_t ok;
-	XDR x;
-
-	msg.rm_call.cb_cred.oa_base = cred;
-	msg.rm_call.cb_verf.oa_base = verf;
-	xdrmem_create(&x, (char *)(uintptr_t)m, (u_int)len, XDR_DECODE);
-	ok = xdr_callmsg(&x, &msg);
-	xdr_destroy(&x);
-	return ok;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

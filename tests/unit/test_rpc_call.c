@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <rpc/rpc.h>
 
+#include "callmsg_oracle.h"
 #include "helpers.h"
 #include "xdr/rpc_call.h"
 
@@ -30,22 +31,6 @@ static void call_header(struct wbuf *w, uint32_t dir, uint32_t rpcvers, uint32_t
 	w32(w, verf_len);
 	for (uint32_t i = 0; i < (verf_len + 3) / 4 && verf_len <= MAX_AUTH_BYTES; i++)
 		w32(w, 0);
-}
-
-/* Whether libtirpc's own decoder takes @len bytes at @m. */
-static bool callmsg_takes(const uint8_t *m, size_t len)
-{
-	char cred[MAX_AUTH_BYTES], verf[MAX_AUTH_BYTES];
-	struct rpc_msg msg = { 0 };
-	bool_t ok;
-	XDR x;
-
-	msg.rm_call.cb_cred.oa_base = cred;
-	msg.rm_call.cb_verf.oa_base = verf;
-	xdrmem_create(&x, (char *)(uintptr_t)m, (u_int)len, XDR_DECODE);
-	ok = xdr_callmsg(&x, &msg);
-	xdr_destroy(&x);
-	return ok;
 }
 
 static void expect_fault(const struct wbuf *w, enum rpcrdma_call_fault want)
