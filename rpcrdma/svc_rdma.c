@@ -321,7 +321,6 @@ static void svc_rdma_refused_call(struct svc_rdma_conn *c, struct svc_rdma_call 
 	struct rpc_msg r = { .rm_direction = REPLY };
 
 	r.rm_reply.rp_stat = MSG_DENIED;
-	r.rjcted_rply.rj_stat = AUTH_ERROR;
 	switch (rpcrdma_call_fault(cl->call, cl->call_len, cl->hdr.xid)) {
 	case RPCRDMA_CALL_MALFORMED:
 		svc_rdma_send_error(c, cl, cl->hdr.xid, cl->hdr.credit, ERR_CHUNK);
@@ -336,9 +335,11 @@ static void svc_rdma_refused_call(struct svc_rdma_conn *c, struct svc_rdma_call 
 		r.rjcted_rply.rj_vers.high = RPC_MSG_VERSION;
 		break;
 	case RPCRDMA_CALL_BAD_CRED:
+		r.rjcted_rply.rj_stat = AUTH_ERROR;
 		r.rjcted_rply.rj_why = AUTH_BADCRED;
 		break;
 	case RPCRDMA_CALL_BAD_VERF:
+		r.rjcted_rply.rj_stat = AUTH_ERROR;
 		r.rjcted_rply.rj_why = AUTH_BADVERF;
 		break;
 	}
