@@ -730,22 +730,17 @@ static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t
 	return ct;
 }
 
-CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcvers_t vers,
-			     const struct rpcrdma_options *o)
+/* clnt_rdma_tli_create() with options already loaded (rpcrdma_options_load). */
+static CLIENT *clnt_rdma_open(const struct sockaddr *addr, rpcprog_t prog, rpcvers_t vers,
+			      const struct rpcrdma_options *opts)
 {
-	struct rpcrdma_options opts;
 	struct clnt_rdma_conn *cn;
 	struct rpcrdma_clnt *ct;
 	const char *netid;
 	CLIENT *cl;
 	int rc;
 
-	if (!addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
-		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNADDR, EAFNOSUPPORT);
-	rc = rpcrdma_options_load(&opts, o);
-	if (rc)
-		return clnt_rdma_create_fail(NULL, NULL, RPC_SYSTEMERROR, -rc);
-	ct = clnt_rdma_new(addr, prog, vers, &opts);
+	ct = clnt_rdma_new(addr, prog, vers, opts);
 	cl = calloc(1, sizeof(*cl));
 	if (!ct || !cl) {
 		free(cl);
@@ -769,6 +764,20 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 	cl->cl_ops = (struct clnt_ops *)&clnt_rdma_ops; /* libtirpc declares it non-const */
 	cl->cl_private = ct;
 	return cl;
+}
+
+CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcvers_t vers,
+			     const struct rpcrdma_options *o)
+{
+	struct rpcrdma_options opts;
+	int rc;
+
+	if (!addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
+		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNADDR, EAFNOSUPPORT);
+	rc = rpcrdma_options_load(&opts, o);
+	if (rc)
+		return clnt_rdma_create_fail(NULL, NULL, RPC_SYSTEMERROR, -rc);
+	return clnt_rdma_open(addr, prog, vers, &opts);
 }
 
 /*
@@ -800,13 +809,13 @@ CLIENT *clnt_rdma_create(const char *host, rpcprog_t prog, rpcvers_t vers, const
 {
 	static const char *const both[] = { RPCRDMA_NETID, RPCRDMA_NETID6 };
 	rpcrdma_createerr kept_err = { .cf_stat = RPC_SUCCESS };
-	struct rpcrdma_options checked;
+	struct rpcrdma_options opts;
 	struct sockaddr_storage ss;
 	int family, kept = 0, rc;
 
 	if (netid && !rpcrdma_netid_family(netid, &family))
 		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNPROTO, EINVAL);
-	rc = rpcrdma_options_load(&checked, o); /* bad options say so before any lookup */
+	rc = rpcrdma_options_load(&opts, o); /* bad options say so before any lookup */
 	if (rc)
 		return clnt_rdma_create_fail(NULL, NULL, RPC_SYSTEMERROR, -rc);
 	for (size_t i = 0; i < 2; i++) {
@@ -814,7 +823,7 @@ CLIENT *clnt_rdma_create(const char *host, rpcprog_t prog, rpcvers_t vers, const
 
 		rc = rpcrdma_rpcb_lookup(host, prog, vers, id, &ss);
 		if (!rc)
-			return clnt_rdma_tli_create((struct sockaddr *)&ss, prog, vers, o);
+			return clnt_rdma_open((struct sockaddr *)&ss, prog, vers, &opts);
 		/* with both netids, the first failure unless it found no server to ask */
 		if (!kept || kept == -EHOSTUNREACH || kept == -EADDRNOTAVAIL) {
 			kept = rc;
