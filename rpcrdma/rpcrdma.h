@@ -241,12 +241,13 @@ int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info);
 /*
  * svc_rdma_reg - svc_reg(@listener, @prog, @vers, @dispatch, NULL) for
  * the dispatch table, rpcrdma_rpcb_set() for the listener's netid and
- * address, and remember @ulb (may be NULL; must stay valid) for the
+ * address, and remember @ulb (may be NULL; must stay valid until
+ * replaced or the listener and its connections are gone) for the
  * replies of the listener's connections, those already accepted too
  * (their next replies).  May run while another thread serves the
- * listener.  A wildcard listener
- * address is registered as such; clnt_rdma_create() then uses the
- * address of the host it asked.  Returns TRUE, or FALSE
+ * listener (but see svc_rdma_create(3) on libtirpc's own table).  A
+ * wildcard listener address is registered as such; clnt_rdma_create()
+ * then uses the address of the host it asked.  Returns TRUE, or FALSE
  * when svc_reg refuses, the table of bindings is full (8), or rpcbind
  * registration fails (rpc_createerr tells why).
  */

@@ -1,9 +1,10 @@
 /*
  * The table of a listener's upper-layer bindings, shared by reference
- * with the connections it accepts (see svc_ulbs.h).  The references are
- * atomic because a listener and its connections may be destroyed by
- * different threads; the entries are guarded by the table's mutex,
- * held only to copy a word out or while one binding is made.
+ * with the connections it accepts (see svc_ulbs.h).  The entries are
+ * guarded by the table's mutex, held only to copy a mask out or while
+ * one binding is made.  The references are atomic only so that the
+ * table's life does not depend on the one-serving-thread rule the rest
+ * of the server keeps (svc_rdma_create(3), "Serving").
  */
 #include <errno.h>
 #include <pthread.h>

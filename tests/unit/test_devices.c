@@ -15,6 +15,7 @@
 #include <criterion/criterion.h>
 
 #include "rpcrdma/devices.h"
+#include "thread_sleep.h"
 
 #define TOLD_MAX 8
 
@@ -140,43 +141,18 @@ static bool blocking_user_flag(struct blocking_user *b, const bool *flag)
 	return r;
 }
 
-/* The scheduler state of thread @tid of this process ('R', 'S', ...), or 0 when it is gone. */
-static char thread_state(pid_t tid)
+static bool removed_returned(void *arg)
 {
-	char path[64], state = 0;
-	FILE *f;
+	struct blocking_user *b = arg;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	/* "tid (comm) S ...": comm may hold spaces, not ')' here (no thread is named) */
-	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
-		state = 0;
-	fclose(f);
-	return state;
+	return blocking_user_flag(b, &b->removed_returned);
 }
 
-/*
- * Wait until the thread that stores its id in @tid has gone to sleep
- * after storing it (three looks 10 ms apart find it sleeping) or has set
- * @done: a negative check after this does not pass only because the
- * thread was never scheduled.
- */
-static void wait_asleep_or_done(struct blocking_user *b, const pid_t *tid, const bool *done)
+static bool forked(void *arg)
 {
-	struct timespec tick = { .tv_nsec = 10 * 1000 * 1000 };
-	int asleep = 0;
+	struct blocking_user *b = arg;
 
-	for (int i = 0; i < 1000 && asleep < 3; i++) {
-		pid_t t = __atomic_load_n(tid, __ATOMIC_ACQUIRE);
-
-		if (blocking_user_flag(b, done))
-			return;
-		asleep = t && thread_state(t) == 'S' ? asleep + 1 : 0;
-		nanosleep(&tick, NULL);
-	}
-	cr_assert_eq(asleep, 3, "the thread neither slept nor finished in 10 s");
+	return blocking_user_flag(b, &b->forked);
 }
 
 Test(devices, a_user_being_told_holds_off_its_removal_and_forks_but_not_other_users, .timeout = 20)
@@ -200,8 +176,8 @@ Test(devices, a_user_being_told_holds_off_its_removal_and_forks_but_not_other_us
 
 	cr_assert_eq(pthread_create(&remover, NULL, remove_thread, &b), 0);
 	cr_assert_eq(pthread_create(&forker, NULL, fork_thread, &b), 0);
-	wait_asleep_or_done(&b, &b.remover_tid, &b.removed_returned);
-	wait_asleep_or_done(&b, &b.forker_tid, &b.forked);
+	wait_asleep_or_done(&b.remover_tid, removed_returned, &b);
+	wait_asleep_or_done(&b.forker_tid, forked, &b);
 	cr_assert_not(blocking_user_flag(&b, &b.removed_returned), "b was unlisted while its call ran");
 	cr_assert_not(blocking_user_flag(&b, &b.forked), "a fork went ahead while b's call ran");
 	pthread_mutex_lock(&b.lock);

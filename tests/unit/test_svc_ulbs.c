@@ -1,15 +1,17 @@
 /*
  * A listener's table of upper-layer bindings: lookups, replacement, the
- * eight-binding limit, a refused commit, and a binding changed while
- * another thread looks bindings up.
+ * eight-binding limit, a refused commit, references, and a lookup made
+ * while a binding is being made (it waits for it).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include "rpcrdma/svc_ulbs.h"
+#include "thread_sleep.h"
 
 static const struct rpcrdma_ulb_proc procs_a[] = {
 	{ .proc = 3, .res_ddp = 1 },
@@ -105,43 +107,54 @@ Test(svc_ulbs, the_last_reference_frees_the_table)
 	svc_ulbs_put(u); /* the listener goes first */
 	cr_assert_eq(svc_ulbs_bind(conn, 100003, 3, &ulb_a, commit_yes, NULL), 0);
 	cr_assert_eq(svc_ulbs_res_ddp(conn, 100003, 3, 3), 1);
-	svc_ulbs_put(conn); /* ASan reports a leak or a double free */
+	svc_ulbs_put(conn); /* asan-tests report a leak or a double free */
 	svc_ulbs_put(NULL);
 }
 
-/* A reader sees the old binding or the new one, never anything else. */
-struct flip {
+/*
+ * A call dispatched as soon as svc_reg() registered its program is
+ * answered with the program's binding: its lookup, made while the
+ * binding is being committed, waits for it.
+ */
+struct racing_lookup {
 	struct svc_ulbs *u;
-	atomic_bool stop;
-	unsigned int bad;
+	pthread_t thread;
+	pid_t tid;
+	atomic_bool returned;
+	uint32_t mask;
 };
 
-static void *look_up(void *arg)
+static void *racing_lookup_run(void *arg)
 {
-	struct flip *f = arg;
+	struct racing_lookup *r = arg;
 
-	while (!atomic_load(&f->stop)) {
-		uint32_t m = svc_ulbs_res_ddp(f->u, 100003, 3, 3);
-
-		f->bad += m != 1 && m != 4;
-	}
+	__atomic_store_n(&r->tid, gettid(), __ATOMIC_RELEASE);
+	r->mask = svc_ulbs_res_ddp(r->u, 100003, 3, 3);
+	atomic_store(&r->returned, true);
 	return NULL;
 }
 
-Test(svc_ulbs, a_binding_changed_while_another_thread_looks_up)
+static bool racing_lookup_returned(void *arg)
 {
-	struct flip f = { .u = svc_ulbs_new() };
-	pthread_t t;
+	return atomic_load(&((struct racing_lookup *)arg)->returned);
+}
 
-	cr_assert_eq(svc_ulbs_bind(f.u, 100003, 3, &ulb_a, commit_yes, NULL), 0);
-	cr_assert_eq(pthread_create(&t, NULL, look_up, &f), 0);
-	for (int i = 0; i < 20000; i++) {
-		cr_assert_eq(svc_ulbs_bind(f.u, 100003, 3, i & 1 ? &ulb_a : &ulb_b, commit_yes, NULL), 0);
-		cr_assert_eq(svc_ulbs_bind(f.u, 100003 + 1 + (rpcprog_t)(i % 6), 1, &ulb_b, commit_yes,
-					   NULL), 0);
-	}
-	atomic_store(&f.stop, true);
-	pthread_join(t, NULL);
-	cr_assert_eq(f.bad, 0, "%u lookups saw neither binding", f.bad);
-	svc_ulbs_put(f.u);
+static bool commit_while_looked_up(void *arg)
+{
+	struct racing_lookup *r = arg;
+
+	cr_assert_eq(pthread_create(&r->thread, NULL, racing_lookup_run, r), 0);
+	wait_asleep_or_done(&r->tid, racing_lookup_returned, r);
+	cr_assert_not(atomic_load(&r->returned), "a lookup returned while the binding was made");
+	return true;
+}
+
+Test(svc_ulbs, a_lookup_during_the_commit_waits_for_the_binding, .timeout = 20)
+{
+	struct racing_lookup r = { .u = svc_ulbs_new() };
+
+	cr_assert_eq(svc_ulbs_bind(r.u, 100003, 3, &ulb_a, commit_while_looked_up, &r), 0);
+	pthread_join(r.thread, NULL);
+	cr_assert_eq(r.mask, 1, "the lookup saw mask %u, not the new binding's", r.mask);
+	svc_ulbs_put(r.u);
 }
