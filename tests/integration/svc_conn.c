@@ -23,6 +23,11 @@
  *   is found by rpcrdma_rpcb_lookup() and clnt_rdma_create() at ADDR,
  *   and its connection's xp_ltaddr is ADDR and the port, not the
  *   wildcard (svc_vc's is the accepted socket's own address).
+ * - a connection outlives its listener: with a binding registered
+ *   while the server runs, a 64 KiB result goes into the offered write
+ *   chunk before and after the server thread destroyed the listener (the
+ *   binding table is shared, and freed with the last connection: the
+ *   test runs under ASan), and the listener's port then refuses.
  *
  *   svc_conn PROVIDER ADDR     (run by svc_conn.test)
  *
@@ -58,6 +63,8 @@
 #define WILD_PROG     0x20000779u  /* registered with rpcbind on the wildcard listener */
 #define TEST_VERS     1u
 #define PROC_INFO     1u     /* result: INFO_WORDS words, see info_words() */
+#define PROC_BYTES    2u     /* argument n, result n bytes of bytes_of(): DDP-eligible */
+#define BYTES_LEN     (64u << 10)
 #define INFO_WORDS    18u
 #define SERVER_CREDITS 24u
 /* Local ACK timeouts asked for (IB and RoCE; iWARP reports 0): both differ from rdma_cm's. */
@@ -74,6 +81,16 @@ static const struct timeval call_timeout = { 10, 0 };
 #define fail(...) rdmatest_fail("svc_conn", __VA_ARGS__)
 
 /* ---- server --------------------------------------------------------------------------------- */
+
+struct server {
+	SVCXPRT *rdma, *tcp, *wild;
+	struct sockaddr_storage rdma_addr, tcp_addr;
+};
+
+static struct server server;
+
+/* Set by the client: the server thread destroys the wildcard listener, then says so. */
+static atomic_bool destroy_wild, wild_destroyed;
 
 /* The fd of the connection that served PROC_INFO, and whether svc_run() still polls it. */
 static atomic_int watched_fd = -1;
@@ -98,6 +115,10 @@ static void *svc_main(void *arg)
 
 		if (watched_fd >= 0)
 			watched_polled = svc_polls(watched_fd);
+		if (atomic_exchange(&destroy_wild, false)) {
+			svc_destroy(server.wild);
+			atomic_store(&wild_destroyed, true);
+		}
 
 		fds = realloc(fds, (size_t)(n ? n : 1) * sizeof(*fds));
 		if (!fds)
@@ -110,13 +131,6 @@ static void *svc_main(void *arg)
 	}
 	return NULL;
 }
-
-struct server {
-	SVCXPRT *rdma, *tcp, *wild;
-	struct sockaddr_storage rdma_addr, tcp_addr;
-};
-
-static struct server server;
 
 static bool_t xdr_info(XDR *x, uint32_t *w)
 {
@@ -153,6 +167,37 @@ static void info_words(SVCXPRT *xprt, uint32_t *w)
 static struct sockaddr_storage wild_local;
 static unsigned int wild_local_len;
 
+static char bytes_of(uint32_t i)
+{
+	return (char)(i * 7u + (i >> 9));
+}
+
+/* PROC_BYTES' result: the length and the bytes, the bytes a write chunk's. */
+static bool_t xdr_bytes_res(XDR *x, char **p)
+{
+	u_int len = BYTES_LEN;
+
+	return xdr_bytes(x, p, &len, BYTES_LEN);
+}
+
+static void reply_bytes(SVCXPRT *xprt)
+{
+	uint32_t n = 0;
+	char *p;
+
+	if (!svc_getargs(xprt, (xdrproc_t)xdr_uint32_t, (char *)&n) || n != BYTES_LEN) {
+		svcerr_decode(xprt);
+		return;
+	}
+	p = malloc(n);
+	if (!p)
+		fail("out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = bytes_of(i);
+	svc_sendreply(xprt, (xdrproc_t)xdr_bytes_res, (char *)&p);
+	free(p);
+}
+
 static void test_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 {
 	uint32_t w[INFO_WORDS];
@@ -164,6 +209,8 @@ static void test_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 	}
 	if (rq->rq_proc == NULLPROC) {
 		svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
+	} else if (rq->rq_proc == PROC_BYTES) {
+		reply_bytes(xprt);
 	} else if (rq->rq_proc == PROC_INFO) {
 		info_words(xprt, w);
 		watched_polled = svc_polls(xprt->xp_fd);
@@ -479,6 +526,83 @@ static void check_wildcard(const struct server *s, const char *host, bool iwarp)
 	rpcrdma_rpcb_unset(WILD_PROG, TEST_VERS, netid);
 }
 
+/* ---- a connection outliving its listener ------------------------------------------------------ */
+
+static uint32_t bytes_reply_max(const void *args)
+{
+	(void)args;
+	return 4; /* the length word: the bytes go into the write chunk */
+}
+
+static uint32_t bytes_res_max(const void *args, uint32_t i)
+{
+	(void)args;
+	(void)i;
+	return BYTES_LEN;
+}
+
+static const struct rpcrdma_ulb_proc wild_procs[] = {
+	{ .proc = PROC_BYTES, .res_ddp = 1, .res_max = bytes_res_max, .reply_max = bytes_reply_max },
+};
+
+static const struct rpcrdma_ulb wild_ulb = {
+	.prog = WILD_PROG, .vers = TEST_VERS, .procs = wild_procs, .nprocs = 1,
+};
+
+/* PROC_BYTES on @cl: RPC_SUCCESS with every byte right, or why not. */
+static void expect_bytes(CLIENT *cl, const char *what)
+{
+	uint32_t n = BYTES_LEN;
+	char *p = NULL;
+	enum clnt_stat st;
+
+	st = clnt_call(cl, PROC_BYTES, (xdrproc_t)xdr_uint32_t, (char *)&n,
+		       (xdrproc_t)xdr_bytes_res, (char *)&p, call_timeout);
+	expect_stat(cl, st, RPC_SUCCESS, what);
+	for (uint32_t i = 0; i < n; i++)
+		if (p[i] != bytes_of(i))
+			fail("%s: byte %u of the result differs", what, i);
+	clnt_freeres(cl, (xdrproc_t)xdr_bytes_res, (char *)&p);
+}
+
+static void check_listener_gone(struct server *s, const char *host)
+{
+	const char *netid = s->rdma_addr.ss_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6;
+	struct sockaddr_storage addr = s->rdma_addr;
+	uint16_t port = s->wild->xp_port;
+	struct rpcrdma_options o;
+	CLIENT *cl, *late;
+	int64_t t0;
+
+	if (!svc_rdma_reg(s->wild, WILD_PROG, TEST_VERS, test_dispatch, &wild_ulb))
+		fail("svc_rdma_reg of a binding while the server runs: %s",
+		     clnt_spcreateerror("svc_rdma_reg"));
+	set_port(&addr, port);
+	rpcrdma_options_init(&o);
+	o.ulb = &wild_ulb;
+	cl = clnt_rdma_tli_create((const struct sockaddr *)&addr, WILD_PROG, TEST_VERS, &o);
+	if (!cl)
+		fail("clnt_rdma_tli_create(%s port %u): %s", host, port, clnt_spcreateerror("wildcard"));
+	expect_bytes(cl, "64 KiB result through the write chunk, the binding registered while "
+			 "the server runs");
+	t0 = now_ms();
+	atomic_store(&destroy_wild, true);
+	while (!atomic_load(&wild_destroyed)) {
+		if (now_ms() - t0 > 5000)
+			fail("the server thread did not destroy the listener within 5 s");
+		usleep(10000);
+	}
+	expect_bytes(cl, "the same after the server destroyed the connection's listener");
+	late = clnt_rdma_tli_create((const struct sockaddr *)&addr, WILD_PROG, TEST_VERS, &o);
+	if (late || rpc_createerr.cf_stat != RPC_SYSTEMERROR)
+		fail("a connect to the destroyed listener's port %u: %s", port,
+		     late ? "it connected" : clnt_spcreateerror("refused with"));
+	pass("a connect to the destroyed listener's port %u is refused: %s", port,
+	     strerror(rpc_createerr.cf_error.re_errno));
+	clnt_destroy(cl);
+	rpcrdma_rpcb_unset(WILD_PROG, TEST_VERS, netid);
+}
+
 /* ---- main ---------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -502,6 +626,7 @@ int main(int argc, char **argv)
 	check_ccp_not_on_tcp(s);
 	check_reaped(cl);
 	check_wildcard(s, argv[2], iwarp);
+	check_listener_gone(s, argv[2]);
 	printf("svc_conn: %s: all checks passed\n", argv[1]);
 	return 0;
 }
