@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rpcrdma/registration.h"
 #include "rpcrdma/transport.h"
@@ -91,6 +92,8 @@ static int regbuf_alloc(struct rpcrdma_reg *reg, uint32_t len, struct rpcrdma_re
 		b->addr = NULL;
 		goto fail;
 	}
+	/* the server may read all of it: none of what the heap held before may show */
+	memset(b->addr, 0, b->cap);
 	if (reg->strategy == RPCRDMA_REG_MEMORY_WINDOW) {
 		b->base_mr = rpcrdma_mr_reg(rpcrdma_ep_pd(reg->ep), b->addr, b->cap,
 					    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);

@@ -20,7 +20,8 @@
  * and with --keys the stale-key scenarios: a key the client advertised
  * for a finished (or timed-out) call is used again, on the next call or
  * after a pause, and must be refused; a live key must not reach past
- * the memory it was advertised for.  The keys table runs in three
+ * the memory it was advertised for, nor show what a new buffer's memory
+ * held before.  The keys table runs in three
  * modes: client and server set R (RFC 8797: Send With Invalidate), the
  * client does not ask for R, the server does not set R.
  *
@@ -793,6 +794,37 @@ static void k_silent(struct conn *cn, struct call *c, uint32_t arg)
 	cn->stale.armed = true;
 }
 
+/*
+ * Before serving the connection's first call with chunks, RDMA Read its
+ * write chunk: the client's buffer is new, and what its memory held
+ * before must not show (the victim runs under ASan, whose allocator
+ * fills the first 4 KiB of new memory with 0xbe; glibc's hands back what
+ * freed memory held).  Zeros, or a refused Read, pass.
+ */
+static void k_fresh(struct conn *cn, struct call *c, uint32_t arg)
+{
+	struct key k = key_of(c, KEY_WRITE_CHUNK);
+	const uint8_t *got = raw_peer_mem(cn->p) + MEM_PROBE;
+	enum ibv_wc_status st = IBV_WC_SUCCESS;
+	uint32_t dirty = 0;
+	enum raw_wait w;
+
+	(void)arg;
+	memset(raw_peer_mem(cn->p) + MEM_PROBE, 0x77, k.len);
+	w = raw_peer_rdma_read(cn->p, MEM_PROBE, k.len, k.rkey, k.addr, OP_MS, &st);
+	for (uint32_t i = 0; w == RAW_WAIT_COMPLETION && st == IBV_WC_SUCCESS && i < k.len; i++)
+		dirty += got[i] != 0;
+	printf("  server: RDMA Read of the new write chunk's %u bytes: %s %s, %u not zero\n",
+	       k.len, raw_wait_str(w), w == RAW_WAIT_COMPLETION ? ibv_wc_status_str(st) : "",
+	       dirty);
+	if (dirty)
+		problem("a new write chunk shows %u bytes the call never wrote", dirty);
+	if (w != RAW_WAIT_COMPLETION || st != IBV_WC_SUCCESS)
+		conn_drop(cn);
+	else
+		serve_and_send(cn, c);
+}
+
 enum bounds { BEFORE_CHUNK, AFTER_CHUNK, AFTER_BUFFER };
 
 /*
@@ -923,6 +955,8 @@ static const struct scenario keys[] = {
 	     "longres/2000=ok longres/2000=CANTRECV longres/2000=ok"),
 	KEYS("timed-out call's key used on the next call", P_READ, k_silent, 0,
 	     "read/4096=TIMEDOUT read/4096=CANTRECV read/4096=ok"),
+	KEYS("a new buffer's write chunk holds zeros", P_READ, k_fresh, 0,
+	     "read/4096=ok|CANTRECV read/4096=ok"),
 	KEYS("live key, 8 bytes before its chunk", P_READ, k_bounds, BEFORE_CHUNK,
 	     "read/4096=CANTRECV read/4096=ok"),
 	KEYS("live key, 8 bytes after its chunk", P_READ, k_bounds, AFTER_CHUNK,
