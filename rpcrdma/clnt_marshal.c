@@ -292,18 +292,6 @@ enum clnt_stat clnt_rdma_post(struct clnt_rdma_conn *cn, struct clnt_rdma_call *
 
 /* ---- the reply ------------------------------------------------------------------------ */
 
-/* A chunk the server echoed must fit, segment by segment, in what we offered. */
-static bool clnt_rdma_echo_fits(const struct rpcrdma_header *h, const struct rpcrdma_chunk *got,
-				const struct rpcrdma_header *sent, const struct rpcrdma_chunk *offered)
-{
-	if (got->nsegs > offered->nsegs)
-		return false;
-	for (uint32_t i = 0; i < got->nsegs; i++)
-		if (h->segs[got->first + i].length > sent->segs[offered->first + i].length)
-			return false;
-	return true;
-}
-
 static enum clnt_stat clnt_rdma_rdma_error(struct clnt_rdma_call *c, const struct rpcrdma_header *h)
 {
 	if (h->err == ERR_VERS) {
@@ -313,7 +301,8 @@ static enum clnt_stat clnt_rdma_rdma_error(struct clnt_rdma_call *c, const struc
 		c->err.re_vers.high = h->vers_high;
 		return RPC_VERSMISMATCH;
 	}
-	c->err_chunk = true;
+	/* an error code version 1 does not define is no reason to resend */
+	c->err_chunk = h->err == ERR_CHUNK;
 	return clnt_call_fail(c, RPC_CANTDECODERES, EPROTO);
 }
 
@@ -328,7 +317,7 @@ static enum clnt_stat clnt_rdma_reply_body(struct clnt_rdma_call *c, const uint8
 		return RPC_SUCCESS;
 	}
 	if (h->type == RDMA_NOMSG && !h->nreads && h->has_reply && c->hdr.has_reply &&
-	    clnt_rdma_echo_fits(h, &h->reply, &c->hdr, &c->hdr.reply)) {
+	    rpcrdma_chunk_echo_fits(h, &h->reply, &c->hdr, &c->hdr.reply)) {
 		*body = c->rb->addr + c->reply_off;
 		*blen = rpcrdma_chunk_length(h, &h->reply);
 		return RPC_SUCCESS;
@@ -375,7 +364,7 @@ static enum clnt_stat clnt_rdma_results(AUTH *auth, struct clnt_rdma_call *c, co
 	if (h->nwrites > c->hdr.nwrites)
 		return clnt_call_fail(c, RPC_CANTDECODERES, EPROTO);
 	for (uint32_t i = 0; i < h->nwrites; i++) {
-		if (!clnt_rdma_echo_fits(h, &h->writes[i], &c->hdr, &c->hdr.writes[i]))
+		if (!rpcrdma_chunk_echo_fits(h, &h->writes[i], &c->hdr, &c->hdr.writes[i]))
 			return clnt_call_fail(c, RPC_CANTDECODERES, EPROTO);
 		items[i] = (struct rpcrdma_xdr_item){ 0, rpcrdma_chunk_length(h, &h->writes[i]),
 						      c->rb->addr + c->write_off[i] };

@@ -555,3 +555,22 @@ uint32_t rpcrdma_chunk_length(const struct rpcrdma_header *h,
 		total += h->segs[c->first + i].length;
 	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
 }
+
+bool rpcrdma_chunk_echo_fits(const struct rpcrdma_header *h, const struct rpcrdma_chunk *got,
+			     const struct rpcrdma_header *sent,
+			     const struct rpcrdma_chunk *offered)
+{
+	bool short_seen = false;
+
+	if (got->nsegs > offered->nsegs)
+		return false;
+	for (uint32_t i = 0; i < got->nsegs; i++) {
+		uint32_t len = h->segs[got->first + i].length;
+		uint32_t room = sent->segs[offered->first + i].length;
+
+		if (len > room || (short_seen && len))
+			return false;
+		short_seen = len < room;
+	}
+	return true;
+}

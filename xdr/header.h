@@ -8,6 +8,7 @@
 #ifndef RPCRDMA_XDR_HEADER_H
 #define RPCRDMA_XDR_HEADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,5 +100,16 @@ void rpcrdma_header_init_err_chunk(struct rpcrdma_header *h, uint32_t xid,
 /* Sum of the segment lengths of @c (fits: the decoder rejects overflow). */
 uint32_t rpcrdma_chunk_length(const struct rpcrdma_header *h,
 			      const struct rpcrdma_chunk *c);
+
+/*
+ * rpcrdma_chunk_echo_fits - whether chunk @got of reply @h is a true
+ * account of what the responder wrote into chunk @offered of call @sent:
+ * no more segments than offered, none longer than its offered one, and
+ * data only in a run from the chunk's start (every segment before one
+ * with data full), since the requester reads the chunk as one run.
+ */
+bool rpcrdma_chunk_echo_fits(const struct rpcrdma_header *h, const struct rpcrdma_chunk *got,
+			     const struct rpcrdma_header *sent,
+			     const struct rpcrdma_chunk *offered);
 
 #endif

@@ -566,3 +566,35 @@ Test(header, status_strings_are_total)
 		cr_assert_neq(strcmp(rpcrdma_hdr_status_str(s), "unknown header status"), 0);
 	cr_assert_str_eq(rpcrdma_hdr_status_str(1000), "unknown header status");
 }
+
+/* A call offering a chunk of 3 segments (4096, 4096, 100) and a reply echoing @lens. */
+static bool echo_fits(uint32_t n, const uint32_t *lens)
+{
+	static struct rpcrdma_header call, reply;
+	const struct rpcrdma_segment offered[3] = { { 1, 4096, 0 }, { 1, 4096, 4096 },
+						    { 1, 100, 8192 } };
+	struct rpcrdma_segment got[4];
+
+	for (uint32_t i = 0; i < n; i++)
+		got[i] = (struct rpcrdma_segment){ 1, lens[i], 4096u * i };
+	rpcrdma_header_init(&call, 1, 1, RDMA_MSG);
+	rpcrdma_header_init(&reply, 1, 1, RDMA_MSG);
+	cr_assert_eq(rpcrdma_header_add_write_chunk(&call, offered, 3), RPCRDMA_HDR_OK);
+	cr_assert_eq(rpcrdma_header_add_write_chunk(&reply, got, n), RPCRDMA_HDR_OK);
+	return rpcrdma_chunk_echo_fits(&reply, &reply.writes[0], &call, &call.writes[0]);
+}
+
+Test(header, an_echoed_chunk_holds_its_data_in_one_run_from_its_start)
+{
+	cr_assert(echo_fits(3, (const uint32_t[]){ 4096, 4096, 100 }), "all written");
+	cr_assert(echo_fits(3, (const uint32_t[]){ 4096, 4096, 7 }), "the last one short");
+	cr_assert(echo_fits(2, (const uint32_t[]){ 4096, 17 }), "fewer segments");
+	cr_assert(echo_fits(3, (const uint32_t[]){ 4096, 17, 0 }), "empty after a short one");
+	cr_assert(echo_fits(3, (const uint32_t[]){ 0, 0, 0 }), "nothing written");
+	cr_assert(echo_fits(0, NULL), "no segments");
+	cr_assert_not(echo_fits(3, (const uint32_t[]){ 0, 4096, 100 }), "a gap at the start");
+	cr_assert_not(echo_fits(3, (const uint32_t[]){ 4096, 17, 100 }), "data after a short one");
+	cr_assert_not(echo_fits(2, (const uint32_t[]){ 4097, 0 }), "longer than offered");
+	cr_assert_not(echo_fits(3, (const uint32_t[]){ 4096, 4096, 101 }), "the last too long");
+	cr_assert_not(echo_fits(4, (const uint32_t[]){ 4096, 4096, 100, 0 }), "more segments");
+}
