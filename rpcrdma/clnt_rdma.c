@@ -186,10 +186,17 @@ static void clnt_rdma_release(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 	clnt_conn_detach(ct, c);
 }
 
-/* A zero-timeout call is never left unsent with RPC_TIMEDOUT: that status means sent for it. */
-static enum clnt_stat clnt_rdma_attach_fail(struct clnt_rdma_call *c, int rc)
+/*
+ * No connection or credit for @c: RPC_TIMEDOUT when its time ran out
+ * (or it was sent before and the attempts to resend it ran out),
+ * otherwise RPC_CANTSEND with the reason, a connect that timed out
+ * (connect_timeout_ms) included.  A zero-timeout call is never left
+ * unsent with RPC_TIMEDOUT: that status means sent for it.
+ */
+static enum clnt_stat clnt_rdma_attach_fail(struct clnt_rdma_call *c, int rc, int64_t deadline,
+					    bool resending)
 {
-	if (rc == -ETIMEDOUT && !c->batched)
+	if (rc == -ETIMEDOUT && !c->batched && (resending || rpcrdma_now_ms() >= deadline))
 		return clnt_call_fail(c, RPC_TIMEDOUT, 0);
 	return clnt_call_fail(c, RPC_CANTSEND, -rc);
 }
@@ -276,7 +283,7 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 		if (rc && resending && clnt_rdma_reconnect_pause(ct, deadline))
 			continue;
 		if (rc)
-			return clnt_rdma_attach_fail(c, rc);
+			return clnt_rdma_attach_fail(c, rc, deadline, resending);
 		/* Another attempt is not sent once the call's time is up (the
 		 * first is, even with a zero timeout: libtirpc's batching). */
 		if (again && rpcrdma_now_ms() >= deadline) {

@@ -6,18 +6,22 @@
  * (fallback to the private-data values, and NFS calls still work), and
  * on against a peer that accepts the connection and never answers: no
  * CLIENT, ETIMEDOUT at the connect timeout (a CLIENT there would have
- * its one credit held by the unanswered CCP call for good).
+ * its one credit held by the unanswered CCP call for good).  Also a
+ * reconnect the peer never answers: the call fails at the connect
+ * timeout with RPC_CANTSEND and ETIMEDOUT (it was not sent).
  * Usage: rpc_ccp ADDR [NFS_ADDR]   (NFS_ADDR: knfsd's RDMA port 20049)
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "rdmatest_support.h"
 #include "rpcrdma/options.h"
@@ -134,13 +138,16 @@ static void check_knfsd(const char *addr)
 
 #define SILENT_MAX_EPS 4
 #define SILENT_CONNECT_MS 2000
+/* siw (Linux 6.1, MPAREP_TIMEOUT): destroying a connecting cm id waits for the MPA reply or this */
+#define SIW_MPA_REPLY_MS 10000
 
 struct silent_peer {
 	struct rpcrdma_listener *l;
 	struct rpcrdma_ep *eps[SILENT_MAX_EPS];
-	unsigned int neps;
+	unsigned int neps, accept_max; /* past accept_max connect requests are left unanswered */
 	unsigned int calls;      /* messages received: the CCP call arrived, unanswered */
-	volatile bool stop;
+	atomic_bool stop, drop, dropped;
+	pthread_t thread;
 };
 
 /* Count what @sp's connections received; nothing is reposted or answered. */
@@ -155,51 +162,84 @@ static void silent_count(struct silent_peer *sp)
 				sp->calls += wc[k].kind == RPCRDMA_WC_RECV && wc[k].status == IBV_WC_SUCCESS;
 }
 
-/* Accept connections and keep them; nothing is ever sent. */
+static void silent_drop(struct silent_peer *sp)
+{
+	for (unsigned int i = 0; i < sp->neps; i++)
+		rpcrdma_ep_destroy(sp->eps[i]);
+	sp->neps = 0;
+	sp->accept_max = 0;
+	atomic_store(&sp->dropped, true);
+}
+
+/* Accept up to accept_max connections and keep them; nothing is ever sent. */
 static void *silent_main(void *arg)
 {
 	struct silent_peer *sp = arg;
 	struct pollfd pfd = { .fd = rpcrdma_listener_fd(sp->l), .events = POLLIN };
 	struct rpcrdma_ep *ep;
 
-	while (!sp->stop) {
-		if (poll(&pfd, 1, 100) > 0)
-			while (rpcrdma_listener_accept(sp->l, &ep) == 0) {
-				if (sp->neps < SILENT_MAX_EPS)
-					sp->eps[sp->neps++] = ep;
-				else
-					rpcrdma_ep_destroy(ep);
-			}
+	while (!atomic_load(&sp->stop)) {
+		if (sp->neps < sp->accept_max && poll(&pfd, 1, 100) > 0)
+			while (sp->neps < sp->accept_max && rpcrdma_listener_accept(sp->l, &ep) == 0)
+				sp->eps[sp->neps++] = ep;
+		if (sp->neps >= sp->accept_max)
+			nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+		if (atomic_exchange(&sp->drop, false))
+			silent_drop(sp);
 		silent_count(sp);
 	}
 	return NULL;
 }
 
-static void check_silent_peer(const char *addr)
+/* A silent peer on @addr (port chosen) in its own thread; its address in @ss. */
+static bool silent_start(struct silent_peer *sp, const char *addr, unsigned int accept_max,
+			 struct sockaddr_storage *ss)
 {
 	struct rpcrdma_options o;
 	struct rpcrdma_ep_params params;
-	struct silent_peer sp = { 0 };
-	struct sockaddr_storage ss;
-	pthread_t th;
-	double t0, dt;
-	uint16_t port;
-	bool timed_out = false;
-	CLIENT *cl;
 	int rc;
 
 	rpcrdma_options_init(&o);
 	rpcrdma_options_ep_params(&o, &params);
-	rdmatest_parse_addr(addr, 0, &ss);
-	rc = rpcrdma_listener_create((struct sockaddr *)&ss, &params, 4, &sp.l);
-	if (rc || pthread_create(&th, NULL, silent_main, &sp)) {
+	rdmatest_parse_addr(addr, 0, ss);
+	sp->accept_max = accept_max;
+	rc = rpcrdma_listener_create((struct sockaddr *)ss, &params, 4, &sp->l);
+	if (rc || pthread_create(&sp->thread, NULL, silent_main, sp)) {
 		check_fail("silent peer: no listener (%s)", strerror(rc ? -rc : EAGAIN));
-		rpcrdma_listener_destroy(sp.l);
-		return;
+		rpcrdma_listener_destroy(sp->l);
+		return false;
 	}
 	/* sin_port and sin6_port are at the same place */
-	port = ntohs(((const struct sockaddr_in *)rpcrdma_listener_addr(sp.l))->sin_port);
-	rdmatest_parse_addr(addr, port, &ss);
+	rdmatest_parse_addr(addr, ntohs(((const struct sockaddr_in *)
+					 rpcrdma_listener_addr(sp->l))->sin_port), ss);
+	return true;
+}
+
+static void silent_join(struct silent_peer *sp)
+{
+	atomic_store(&sp->stop, true);
+	pthread_join(sp->thread, NULL);
+}
+
+static void silent_free(struct silent_peer *sp)
+{
+	for (unsigned int i = 0; i < sp->neps; i++)
+		rpcrdma_ep_destroy(sp->eps[i]);
+	rpcrdma_listener_destroy(sp->l);
+}
+
+static void check_silent_peer(const char *addr)
+{
+	struct rpcrdma_options o;
+	struct silent_peer sp = { 0 };
+	struct sockaddr_storage ss;
+	double t0, dt;
+	bool timed_out = false;
+	CLIENT *cl;
+
+	if (!silent_start(&sp, addr, SILENT_MAX_EPS, &ss))
+		return;
+	rpcrdma_options_init(&o);
 	o.use_ccp = true;
 	o.connect_timeout_ms = SILENT_CONNECT_MS;
 	t0 = rdmatest_now();
@@ -218,8 +258,7 @@ static void check_silent_peer(const char *addr)
 	} else {
 		timed_out = true;
 	}
-	sp.stop = true;
-	pthread_join(th, NULL);
+	silent_join(&sp);
 	if (!sp.neps)
 		check_fail("silent peer: the connection was never accepted");
 	else if (!sp.calls)
@@ -228,9 +267,62 @@ static void check_silent_peer(const char *addr)
 		printf("rpc_ccp: %s: silent peer: %u call received, unanswered; %s after %.2f s "
 		       "(connect timeout %.1f s)\n", addr, sp.calls, strerror(ETIMEDOUT), dt,
 		       SILENT_CONNECT_MS / 1000.0);
-	for (unsigned int i = 0; i < sp.neps; i++)
-		rpcrdma_ep_destroy(sp.eps[i]);
-	rpcrdma_listener_destroy(sp.l);
+	silent_free(&sp);
+}
+
+/*
+ * A CLIENT (no CCP) whose connection the peer drops and whose reconnect
+ * the peer never answers: the call that finds no connection fails with
+ * RPC_CANTSEND and ETIMEDOUT at the connect timeout (on iWARP when the
+ * provider gives the MPA handshake up, see rpcrdma_options_init(3)),
+ * before its own timeout, and never with RPC_TIMEDOUT, which says it
+ * was sent.
+ */
+static void check_reconnect_unanswered(const char *addr)
+{
+	struct silent_peer sp = { 0 };
+	struct rpcrdma_options o;
+	struct sockaddr_storage ss;
+	enum clnt_stat st = RPC_SUCCESS;
+	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
+	struct rpc_err err = { 0 };
+	double t0 = 0, dt = 0, limit;
+	CLIENT *cl;
+
+	if (!silent_start(&sp, addr, 1, &ss))
+		return;
+	rpcrdma_options_init(&o);
+	o.connect_timeout_ms = SILENT_CONNECT_MS;
+	cl = clnt_rdma_tli_create((struct sockaddr *)&ss, RDMATEST_PROG, RDMATEST_V1, &o);
+	if (!cl) {
+		check_fail("reconnect unanswered: %s", clnt_spcreateerror(addr));
+		silent_join(&sp);
+		silent_free(&sp);
+		return;
+	}
+	limit = (clnt_rdma_getinfo(cl, &ci) == 0 && ci.iwarp ? SIW_MPA_REPLY_MS : SILENT_CONNECT_MS)
+		/ 1000.0;
+	atomic_store(&sp.drop, true);
+	while (!atomic_load(&sp.dropped))
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	/* the first call may still find the dropped connection: it fails with the loss */
+	for (int i = 0; i < 3 && st != RPC_CANTSEND && st != RPC_TIMEDOUT; i++) {
+		t0 = rdmatest_now();
+		st = rdmatest_call_null(cl, call_tv);
+		dt = rdmatest_now() - t0;
+		clnt_geterr(cl, &err);
+		printf("rpc_ccp: %s: reconnect unanswered: call %d: %s after %.2f s\n", addr, i + 1,
+		       clnt_sperror(cl, "NULL"), dt);
+	}
+	if (st != RPC_CANTSEND || err.re_errno != ETIMEDOUT)
+		check_fail("reconnect unanswered: %s, expected RPC_CANTSEND with ETIMEDOUT",
+			   clnt_sperrno(st));
+	else if (dt < SILENT_CONNECT_MS / 1000.0 - 0.05 || dt > limit + 3)
+		check_fail("reconnect unanswered: failed after %.2f s, expected %.1f to %.1f s", dt,
+			   SILENT_CONNECT_MS / 1000.0, limit + 3);
+	clnt_destroy(cl);
+	silent_join(&sp);
+	silent_free(&sp);
 }
 
 int main(int argc, char **argv)
@@ -251,6 +343,7 @@ int main(int argc, char **argv)
 	}
 	check_our_server(argv[1], x->xp_port);
 	check_silent_peer(argv[1]);
+	check_reconnect_unanswered(argv[1]);
 	if (argc == 3)
 		check_knfsd(argv[2]);
 	printf("rpc_ccp: %s\n", failures ? "FAILED" : "all passed");
