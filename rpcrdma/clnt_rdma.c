@@ -54,6 +54,8 @@ static enum clnt_stat clnt_rdma_end_access(struct rpcrdma_clnt *ct, struct clnt_
 		return RPC_SUCCESS;
 	rc = rpcrdma_reg_revoke(cn->reg, c->rb, c->invalidated_rkey, c->slot);
 	if (rc == 1) {
+		/* a failed Send post the call's wait returned must not end this wait too */
+		c->failed = false;
 		c->inv_pending = true;
 		rc = clnt_conn_wait(ct, c, clnt_conn_inv_deadline(), call_invalidated);
 	}
