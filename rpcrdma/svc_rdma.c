@@ -61,6 +61,7 @@
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -86,6 +87,7 @@ struct svc_rdma_listener {
 	struct sockaddr_storage laddr;
 	char netid[8];
 	struct svc_rdma_half_open *half_open;
+	pthread_mutex_t reg_lock; /* one svc_rdma_reg at a time: its rpcbind unset and set pair */
 };
 
 /*
@@ -690,6 +692,7 @@ static void svc_rdma_listener_free(struct svc_rdma_listener *ls)
 	/* its half-open connections stay listed, swept at their own events */
 	svc_rdma_half_open_put(ls->half_open);
 	svc_ulbs_put(ls->ulbs);
+	pthread_mutex_destroy(&ls->reg_lock);
 	rpcrdma_listener_destroy(ls->l);
 	free(ls);
 }
@@ -728,6 +731,7 @@ SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_optio
 	ls = calloc(1, sizeof(*ls));
 	if (!ls)
 		return svc_rdma_create_fail(NULL, ENOMEM);
+	pthread_mutex_init(&ls->reg_lock, NULL);
 	ls->half_open = calloc(1, sizeof(*ls->half_open));
 	if (!ls->half_open)
 		return svc_rdma_create_fail(ls, ENOMEM);
@@ -762,7 +766,8 @@ struct svc_rdma_reg_args {
 	void (*dispatch)(struct svc_req *, SVCXPRT *);
 };
 
-static bool svc_rdma_reg_dispatch(void *arg)
+/* svc_ulbs_bind's commit: the dispatch table's entry; a binding is kept only if it is made. */
+static bool svc_rdma_reg_commit(void *arg)
 {
 	const struct svc_rdma_reg_args *a = arg;
 
@@ -774,13 +779,18 @@ bool_t svc_rdma_reg(SVCXPRT *listener, rpcprog_t prog, rpcvers_t vers,
 {
 	struct svc_rdma_reg_args a = { listener, prog, vers, dispatch };
 	struct svc_rdma_listener *ls;
+	bool_t ok;
 
 	if (!listener || listener->xp_ops != &svc_rdma_listener_ops)
 		return FALSE;
 	ls = listener->xp_p1;
+	pthread_mutex_lock(&ls->reg_lock);
 	/* Again for a pair (a retry after rpcbind failed) replaces its binding. */
-	if (svc_ulbs_bind(ls->ulbs, prog, vers, ulb, svc_rdma_reg_dispatch, &a))
-		return FALSE;
-	rpcrdma_rpcb_unset(prog, vers, ls->netid);
-	return rpcrdma_rpcb_set(prog, vers, ls->netid, (struct sockaddr *)&ls->laddr) == 0;
+	ok = svc_ulbs_bind(ls->ulbs, prog, vers, ulb, svc_rdma_reg_commit, &a) == 0;
+	if (ok) {
+		rpcrdma_rpcb_unset(prog, vers, ls->netid);
+		ok = rpcrdma_rpcb_set(prog, vers, ls->netid, (struct sockaddr *)&ls->laddr) == 0;
+	}
+	pthread_mutex_unlock(&ls->reg_lock);
+	return ok;
 }
