@@ -54,10 +54,13 @@ static enum clnt_stat clnt_rdma_end_access(struct rpcrdma_clnt *ct, struct clnt_
 		return RPC_SUCCESS;
 	rc = rpcrdma_reg_revoke(cn->reg, c->rb, c->invalidated_rkey, c->slot);
 	if (rc == 1) {
-		/* a failed Send post the call's wait returned must not end this wait too */
-		c->failed = false;
+		bool send_failed = c->send_failed;
+
+		/* a failed Send post the call's wait returned is not this wait's outcome */
+		c->failed = c->send_failed = false;
 		c->inv_pending = true;
 		rc = clnt_conn_wait(ct, c, clnt_conn_inv_deadline(), call_invalidated);
+		c->send_failed = send_failed;
 	}
 	if (!rc)
 		return RPC_SUCCESS;
@@ -739,7 +742,11 @@ static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t
 	return ct;
 }
 
-/* clnt_rdma_tli_create() with options already loaded (rpcrdma_options_load). */
+/*
+ * clnt_rdma_tli_create() with options already loaded (rpcrdma_options_load)
+ * and @addr known to be AF_INET or AF_INET6.  Returns the CLIENT, or NULL
+ * with rpc_createerr set as clnt_rdma_tli_create() sets it.
+ */
 static CLIENT *clnt_rdma_open(const struct sockaddr *addr, rpcprog_t prog, rpcvers_t vers,
 			      const struct rpcrdma_options *opts)
 {
