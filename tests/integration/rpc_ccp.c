@@ -140,6 +140,7 @@ static void check_knfsd(const char *addr)
 #define SILENT_CONNECT_MS 2000
 /* siw (Linux 6.1, MPAREP_TIMEOUT): destroying a connecting cm id waits for the MPA reply or this */
 #define SIW_MPA_REPLY_MS 10000
+_Static_assert(SIW_MPA_REPLY_MS + 3000 < 20000, "call_tv must outlast a connect on siw");
 
 struct silent_peer {
 	struct rpcrdma_listener *l;

@@ -24,10 +24,11 @@
  *   and its connection's xp_ltaddr is ADDR and the port, not the
  *   wildcard (svc_vc's is the accepted socket's own address).
  * - a connection outlives its listener: with a binding registered
- *   while the server runs, a 64 KiB result goes into the offered write
- *   chunk before and after the server thread destroyed the listener (the
- *   binding table is shared, and freed with the last connection: the
- *   test runs under ASan), and the listener's port then refuses.
+ *   while the server runs, after the client connected, a 64 KiB result
+ *   goes into the offered write chunk before and after the server thread
+ *   destroyed the listener (the binding table is shared, and freed with
+ *   the last connection, which the server reaps once the client goes:
+ *   the test runs under ASan), and the listener's port then refuses.
  *
  *   svc_conn PROVIDER ADDR     (run by svc_conn.test)
  *
@@ -111,14 +112,15 @@ static void *svc_main(void *arg)
 
 	(void)arg;
 	for (;;) {
-		int n = svc_max_pollfd;
+		int n;
 
-		if (watched_fd >= 0)
-			watched_polled = svc_polls(watched_fd);
 		if (atomic_exchange(&destroy_wild, false)) {
 			svc_destroy(server.wild);
 			atomic_store(&wild_destroyed, true);
 		}
+		if (watched_fd >= 0)
+			watched_polled = svc_polls(watched_fd);
+		n = svc_max_pollfd;
 
 		fds = realloc(fds, (size_t)(n ? n : 1) * sizeof(*fds));
 		if (!fds)
@@ -574,17 +576,23 @@ static void check_listener_gone(struct server *s, const char *host)
 	CLIENT *cl, *late;
 	int64_t t0;
 
-	if (!svc_rdma_reg(s->wild, WILD_PROG, TEST_VERS, test_dispatch, &wild_ulb))
-		fail("svc_rdma_reg of a binding while the server runs: %s",
-		     clnt_spcreateerror("svc_rdma_reg"));
+	uint32_t w[INFO_WORDS];
+
 	set_port(&addr, port);
 	rpcrdma_options_init(&o);
 	o.ulb = &wild_ulb;
 	cl = clnt_rdma_tli_create((const struct sockaddr *)&addr, WILD_PROG, TEST_VERS, &o);
 	if (!cl)
 		fail("clnt_rdma_tli_create(%s port %u): %s", host, port, clnt_spcreateerror("wildcard"));
-	expect_bytes(cl, "64 KiB result through the write chunk, the binding registered while "
-			 "the server runs");
+	/* the connection to watch for check_reaped() */
+	expect_stat(cl, clnt_call(cl, PROC_INFO, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+				  (xdrproc_t)xdr_info, (char *)w, call_timeout),
+		    RPC_SUCCESS, "INFO on a connection made before its listener's binding");
+	if (!svc_rdma_reg(s->wild, WILD_PROG, TEST_VERS, test_dispatch, &wild_ulb))
+		fail("svc_rdma_reg of a binding while the server runs: %s",
+		     clnt_spcreateerror("svc_rdma_reg"));
+	expect_bytes(cl, "64 KiB result through the write chunk, the binding registered after "
+			 "the connection while the server runs");
 	t0 = now_ms();
 	atomic_store(&destroy_wild, true);
 	while (!atomic_load(&wild_destroyed)) {
@@ -599,7 +607,7 @@ static void check_listener_gone(struct server *s, const char *host)
 		     late ? "it connected" : clnt_spcreateerror("refused with"));
 	pass("a connect to the destroyed listener's port %u is refused: %s", port,
 	     strerror(rpc_createerr.cf_error.re_errno));
-	clnt_destroy(cl);
+	check_reaped(cl); /* the last reference to the binding table goes with the connection */
 	rpcrdma_rpcb_unset(WILD_PROG, TEST_VERS, netid);
 }
 
