@@ -236,20 +236,12 @@ static void check_reregistered(SVCXPRT *x)
 /* READ of @count bytes: the call's status, RPC_SUCCESS only with the expected data. */
 static enum clnt_stat read_status(CLIENT *cl, uint32_t count, struct rpc_err *err)
 {
-	rdmatest_read_args in = { count, 7 };
-	rdmatest_read_res out = { 0 };
-	enum clnt_stat st;
 	bool same;
+	enum clnt_stat st = rdmatest_call_read(cl, count, 7, call_tv, &same);
 
-	st = clnt_call(cl, RDMATEST_READ, (xdrproc_t)xdr_rdmatest_read_args, (char *)&in,
-		       (xdrproc_t)xdr_rdmatest_read_res, (char *)&out, call_tv);
 	clnt_geterr(cl, err);
 	if (st != RPC_SUCCESS)
 		return st;
-	same = out.count == count && out.data.rdmatest_data_len == count;
-	for (uint32_t i = 0; same && i < count; i++)
-		same = (uint8_t)out.data.rdmatest_data_val[i] == rdmatest_gen_byte(in.seed, i);
-	clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_read_res, (char *)&out);
 	return same ? RPC_SUCCESS : RPC_CANTDECODERES;
 }
 

@@ -338,3 +338,22 @@ enum clnt_stat rdmatest_call_echo_text(CLIENT *cl, const char *text, struct time
 	clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_data, (char *)&res);
 	return st;
 }
+
+enum clnt_stat rdmatest_call_read(CLIENT *cl, uint32_t count, uint32_t seed, struct timeval tv,
+				  bool *same)
+{
+	rdmatest_read_args in = { count, seed };
+	rdmatest_read_res out = { 0 };
+	enum clnt_stat st;
+
+	*same = false;
+	st = clnt_call(cl, RDMATEST_READ, (xdrproc_t)xdr_rdmatest_read_args, (char *)&in,
+		       (xdrproc_t)xdr_rdmatest_read_res, (char *)&out, tv);
+	if (st != RPC_SUCCESS)
+		return st;
+	*same = out.count == count && out.data.rdmatest_data_len == count;
+	for (uint32_t i = 0; *same && i < count; i++)
+		*same = (uint8_t)out.data.rdmatest_data_val[i] == rdmatest_gen_byte(seed, i);
+	clnt_freeres(cl, (xdrproc_t)xdr_rdmatest_read_res, (char *)&out);
+	return st;
+}

@@ -93,4 +93,11 @@ enum clnt_stat rdmatest_call_null(CLIENT *cl, struct timeval tv);
  */
 enum clnt_stat rdmatest_call_echo_text(CLIENT *cl, const char *text, struct timeval tv, bool *same);
 
+/*
+ * clnt_call of READ for @count bytes of the stream of @seed; on success
+ * *@same tells whether the reply carried exactly those bytes.
+ */
+enum clnt_stat rdmatest_call_read(CLIENT *cl, uint32_t count, uint32_t seed, struct timeval tv,
+				  bool *same);
+
 #endif
