@@ -455,7 +455,7 @@ __attribute__((constructor)) static void watch_atfork_set(void)
 }
 
 /* Started with every signal blocked, so the program's signals go to its own threads. */
-static bool watch_thread_start(struct watch *w)
+bool rpcrdma_thread_start_detached(void *(*fn)(void *), void *arg, const char *name)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
@@ -467,17 +467,18 @@ static bool watch_thread_start(struct watch *w)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&t, &attr, device_watch, w);
+	rc = pthread_create(&t, &attr, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (!rc)
-		pthread_setname_np(t, "rpcrdma-devices");
+		pthread_setname_np(t, name);
 	return rc == 0;
 }
 
 void rpcrdma_device_watch_start(void)
 {
 	struct watch *w = &the_watch;
+	bool started;
 
 	if (__atomic_load_n(&watch_started, __ATOMIC_ACQUIRE)) /* every connect comes here */
 		return;
@@ -488,7 +489,8 @@ void rpcrdma_device_watch_start(void)
 		watch_add(w);
 		if (!node_set_scan(&w->sets[0]))
 			w->sets[0] = (struct node_set){ 0 };
-		__atomic_store_n(&watch_started, watch_thread_start(w), __ATOMIC_RELEASE);
+		started = rpcrdma_thread_start_detached(device_watch, w, "rpcrdma-devices");
+		__atomic_store_n(&watch_started, started, __ATOMIC_RELEASE);
 		if (!watch_started && w->ifd >= 0) {
 			close(w->ifd);
 			w->ifd = -1;

@@ -30,6 +30,13 @@ void rpcrdma_device_siw_guard_put(struct ibv_context *verbs);
 void rpcrdma_device_watch_start(void);
 
 /*
+ * Runs @fn(@arg) on a detached thread named @name, started with every
+ * signal blocked.  Returns false when no thread could start (@fn was not
+ * called).
+ */
+bool rpcrdma_thread_start_detached(void *(*fn)(void *), void *arg, const char *name);
+
+/*
  * A user of devices that does not poll its cm events while idle (a
  * CLIENT between calls) and so would keep a removed device until its
  * next use.  The watcher calls @removed on its own thread, one user at a

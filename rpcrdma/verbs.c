@@ -528,7 +528,28 @@ static int ep_connect(struct rpcrdma_ep *ep, int64_t deadline)
 	errno_clear();
 	if (rdma_connect(ep->id, &param))
 		return neg_errno(ECONNREFUSED);
-	return ep_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, deadline);
+	ep->connect_unanswered = true;
+	rc = ep_cm_wait(ep, RDMA_CM_EVENT_ESTABLISHED, deadline);
+	ep->connect_unanswered = rc == -ETIMEDOUT;
+	return rc;
+}
+
+static void *ep_destroy_thread(void *ep)
+{
+	rpcrdma_ep_destroy(ep);
+	return NULL;
+}
+
+/*
+ * On iWARP (Linux 6.1's iwcm and siw) destroying a cm id whose MPA
+ * request is unanswered waits for the provider to give the handshake up
+ * (siw: 10 s), whatever the connect timeout.  The caller's time is up:
+ * the endpoint is destroyed on a thread of its own.
+ */
+static void ep_destroy_unanswered(struct rpcrdma_ep *ep)
+{
+	if (!rpcrdma_thread_start_detached(ep_destroy_thread, ep, "rpcrdma-unconn"))
+		rpcrdma_ep_destroy(ep);
 }
 
 static int ep_connect_once(const struct sockaddr *dst, const struct rpcrdma_ep_params *params,
@@ -544,10 +565,12 @@ static int ep_connect_once(const struct sockaddr *dst, const struct rpcrdma_ep_p
 		rc = ep_create_resources(ep);
 	if (!rc)
 		rc = ep_connect(ep, deadline);
-	if (rc) {
+	if (rc && ep->connect_unanswered)
+		ep_destroy_unanswered(ep);
+	else if (rc)
 		rpcrdma_ep_destroy(ep);
+	if (rc)
 		return rc;
-	}
 	*out = ep;
 	return 0;
 }

@@ -22,7 +22,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "rdmatest_child.h"
 #include "rdmatest_support.h"
 #include "rpcrdma/options.h"
 #include "rpcrdma/verbs.h"
@@ -138,9 +140,13 @@ static void check_knfsd(const char *addr)
 
 #define SILENT_MAX_EPS 4
 #define SILENT_CONNECT_MS 2000
-/* siw (Linux 6.1, MPAREP_TIMEOUT): destroying a connecting cm id waits for the MPA reply or this */
+/*
+ * siw (Linux 6.1, MPAREP_TIMEOUT) gives an unanswered MPA request up
+ * after this; a connect must end at its own timeout all the same.
+ */
 #define SIW_MPA_REPLY_MS 10000
-_Static_assert(SIW_MPA_REPLY_MS + 3000 < 20000, "call_tv must outlast a connect on siw");
+_Static_assert(SILENT_CONNECT_MS + 3000 < SIW_MPA_REPLY_MS, "a connect waiting for siw would pass");
+_Static_assert(SILENT_CONNECT_MS + 3000 < 20000, "call_tv must outlast a connect");
 
 struct silent_peer {
 	struct rpcrdma_listener *l;
@@ -274,20 +280,54 @@ static void check_silent_peer(const char *addr)
 /*
  * A CLIENT (no CCP) whose connection the peer drops and whose reconnect
  * the peer never answers: the call that finds no connection fails with
- * RPC_CANTSEND and ETIMEDOUT at the connect timeout (on iWARP when the
- * provider gives the MPA handshake up, see rpcrdma_options_init(3)),
- * before its own timeout, and never with RPC_TIMEDOUT, which says it
- * was sent.
+ * RPC_CANTSEND and ETIMEDOUT at the connect timeout (on iWARP too,
+ * where the provider gives the MPA handshake up only after
+ * SIW_MPA_REPLY_MS), before its own timeout, and never with
+ * RPC_TIMEDOUT, which says it was sent; and once the peer is gone what
+ * the connect held is released.
  */
+/* This process's open fds and rdma_cm ids. */
+struct held {
+	int fds, cm_ids;
+};
+
+static struct held held_now(void)
+{
+	return (struct held){ rdmatest_fd_count(getpid()), rdmatest_rdma_res_count("cm_id", getpid()) };
+}
+
+static bool held_same(struct held a, struct held b)
+{
+	return a.fds >= 0 && a.cm_ids >= 0 && a.fds == b.fds && a.cm_ids == b.cm_ids;
+}
+
+/* What the unanswered connect left is gone once its handshake ended (peer gone, siw's timeout). */
+static void check_released(const char *addr, struct held before)
+{
+	double t0 = rdmatest_now(), limit = (SIW_MPA_REPLY_MS + 5000) / 1000.0;
+	struct held now = held_now();
+
+	while (!held_same(before, now) && rdmatest_now() - t0 < limit) {
+		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+		now = held_now();
+	}
+	if (!held_same(before, now))
+		check_fail("reconnect unanswered: %d fds and %d cm ids before, %d and %d %.0f s after",
+			   before.fds, before.cm_ids, now.fds, now.cm_ids, limit);
+	else
+		printf("rpc_ccp: %s: reconnect unanswered: %d fds and %d cm ids again after %.2f s\n",
+		       addr, now.fds, now.cm_ids, rdmatest_now() - t0);
+}
+
 static void check_reconnect_unanswered(const char *addr)
 {
+	struct held before = held_now();
 	struct silent_peer sp = { 0 };
 	struct rpcrdma_options o;
 	struct sockaddr_storage ss;
 	enum clnt_stat st = RPC_SUCCESS;
-	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 	struct rpc_err err = { 0 };
-	double t0 = 0, dt = 0, limit;
+	double t0 = 0, dt = 0, limit = SILENT_CONNECT_MS / 1000.0;
 	CLIENT *cl;
 
 	if (!silent_start(&sp, addr, 1, &ss))
@@ -301,8 +341,6 @@ static void check_reconnect_unanswered(const char *addr)
 		silent_free(&sp);
 		return;
 	}
-	limit = (clnt_rdma_getinfo(cl, &ci) == 0 && ci.iwarp ? SIW_MPA_REPLY_MS : SILENT_CONNECT_MS)
-		/ 1000.0;
 	atomic_store(&sp.drop, true);
 	while (!atomic_load(&sp.dropped))
 		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
@@ -324,6 +362,7 @@ static void check_reconnect_unanswered(const char *addr)
 	clnt_destroy(cl);
 	silent_join(&sp);
 	silent_free(&sp);
+	check_released(addr, before);
 }
 
 int main(int argc, char **argv)
