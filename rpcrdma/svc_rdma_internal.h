@@ -172,7 +172,10 @@ void svc_rdma_oldest_done(struct svc_rdma_conn *c);
  * (the connection is killed).
  */
 int svc_rdma_sends_flush(struct svc_rdma_conn *c);
-/* Answer RDMA_ERROR (ERR_VERS or ERR_CHUNK) for @xid and end @cl. */
+/*
+ * Answer RDMA_ERROR (ERR_VERS or ERR_CHUNK) for @xid and end @cl.  An
+ * ERR_VERS carries the version of the request decoded into @cl->hdr.
+ */
 void svc_rdma_send_error(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint32_t xid,
 			 uint32_t requested, enum rpcrdma_errcode err);
 /*

@@ -82,13 +82,14 @@ void svc_rdma_send_error(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint
 				uint32_t requested, enum rpcrdma_errcode err)
 {
 	struct rpcrdma_header *h = &cl->hdr;
+	uint32_t vers = h->vers; /* the request's, decoded into @cl */
 	struct rpcrdma_replybuf *b;
 	size_t len;
 	int rc;
 
 	svc_rdma_call_end(c, cl);
 	if (err == ERR_VERS)
-		rpcrdma_header_init_err_vers(h, xid, svc_rdma_grant(c, requested));
+		rpcrdma_header_init_err_vers(h, xid, vers, svc_rdma_grant(c, requested));
 	else
 		rpcrdma_header_init_err_chunk(h, xid, svc_rdma_grant(c, requested));
 	rc = rpcrdma_replybufs_get(&c->replies, c->send_cap, &b);

@@ -530,10 +530,11 @@ enum rpcrdma_hdr_status rpcrdma_header_set_reply_chunk(struct rpcrdma_header *h,
 	return st;
 }
 
-void rpcrdma_header_init_err_vers(struct rpcrdma_header *h, uint32_t xid,
+void rpcrdma_header_init_err_vers(struct rpcrdma_header *h, uint32_t xid, uint32_t vers,
 				  uint32_t credit)
 {
 	rpcrdma_header_init(h, xid, credit, RDMA_ERROR);
+	h->vers = vers;
 	h->err = ERR_VERS;
 	h->vers_low = RPCRDMA_VERSION;
 	h->vers_high = RPCRDMA_VERSION;

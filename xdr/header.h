@@ -92,7 +92,8 @@ enum rpcrdma_hdr_status rpcrdma_header_add_write_chunk(struct rpcrdma_header *h,
 enum rpcrdma_hdr_status rpcrdma_header_set_reply_chunk(struct rpcrdma_header *h,
 						       const struct rpcrdma_segment *segs,
 						       uint32_t nsegs);
-void rpcrdma_header_init_err_vers(struct rpcrdma_header *h, uint32_t xid,
+/* @vers: the refused request's rdma_vers, which the answer carries (RFC 8166 section 4.5). */
+void rpcrdma_header_init_err_vers(struct rpcrdma_header *h, uint32_t xid, uint32_t vers,
 				  uint32_t credit);
 void rpcrdma_header_init_err_chunk(struct rpcrdma_header *h, uint32_t xid,
 				   uint32_t credit);

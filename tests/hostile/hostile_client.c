@@ -66,6 +66,7 @@ struct ctx {
 	const char *only;   /* run only scenarios whose name contains this */
 	bool sanity;
 	uint32_t next_xid;
+	uint32_t sent_vers; /* rdma_vers of the last message built: an ERR_VERS echoes it */
 	unsigned scenarios, connections, err_vers, err_chunk, closed, failures, stalls;
 	bool scenario_failed;
 };
@@ -231,7 +232,7 @@ static void parse_answer(const uint8_t *m, uint32_t len, struct answer *a)
 	a->credits = raw_rd_u32(&r);
 	a->type = raw_rd_u32(&r);
 	a->kind = OUT_MALFORMED;
-	if (r.short_read || a->vers != 1)
+	if (r.short_read)
 		return;
 	if (a->type == RDMA_ERROR) {
 		a->err = raw_rd_u32(&r);
@@ -239,10 +240,15 @@ static void parse_answer(const uint8_t *m, uint32_t len, struct answer *a)
 			a->low = raw_rd_u32(&r);
 			a->high = raw_rd_u32(&r);
 		}
-		if (!r.short_read && (a->err == ERR_VERS || a->err == ERR_CHUNK))
-			a->kind = a->err == ERR_VERS ? OUT_ERR_VERS : OUT_ERR_CHUNK;
+		/* an ERR_VERS carries the refused request's version (judge() checks it) */
+		if (!r.short_read && a->err == ERR_VERS)
+			a->kind = OUT_ERR_VERS;
+		else if (!r.short_read && a->err == ERR_CHUNK && a->vers == 1)
+			a->kind = OUT_ERR_CHUNK;
 		return;
 	}
+	if (a->vers != 1)
+		return;
 	if (a->type != RDMA_MSG && a->type != RDMA_NOMSG)
 		return;
 	a->kind = OUT_REPLY;
@@ -289,6 +295,9 @@ static bool judge(struct ctx *t, const char *what, uint32_t xid, unsigned allowe
 		t->err_vers++;
 		if (a->low != 1 || a->high != 1)
 			fail(t, "%s: ERR_VERS with versions %u..%u, not 1..1", what, a->low, a->high);
+		if (a->vers != t->sent_vers) /* RFC 8166 section 4.5 */
+			fail(t, "%s: ERR_VERS in rdma_vers %u, not the request's %u", what, a->vers,
+			     t->sent_vers);
 	}
 	if (a->kind == OUT_ERR_CHUNK)
 		t->err_chunk++;
@@ -656,10 +665,11 @@ static uint32_t build_msg(struct ctx *t, const struct msg_scenario *s, uint32_t 
 {
 	struct raw_xdr x;
 
-	(void)t;
+	t->sent_vers = 1;
 	raw_xdr_init(&x, m, cap);
 	switch (s->body) {
 	case B_VERS:
+		t->sent_vers = (uint32_t)s->arg;
 		raw_xdr_rdma_hdr(&x, xid, (uint32_t)s->arg, 32, RDMA_MSG);
 		for (int i = 0; i < 3; i++)
 			raw_xdr_list_end(&x);
@@ -1190,7 +1200,7 @@ static void run_all(struct ctx *t)
 
 int main(int argc, char **argv)
 {
-	struct ctx t = { .next_xid = 0x48000000u ^ (uint32_t)getpid() << 8 };
+	struct ctx t = { .next_xid = 0x48000000u ^ (uint32_t)getpid() << 8, .sent_vers = 1 };
 	int i = 1;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {

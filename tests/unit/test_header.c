@@ -142,11 +142,33 @@ Test(header, round_trip_every_message_type)
 	rpcrdma_header_init_err_chunk(&in, 6, 1);
 	cr_assert_eq(round_trip(&in, buf, sizeof(buf)), 20);
 	cr_assert_eq(h.err, ERR_CHUNK);
-	rpcrdma_header_init_err_vers(&in, 7, 1);
+	rpcrdma_header_init_err_vers(&in, 7, 1, 1);
 	cr_assert_eq(round_trip(&in, buf, sizeof(buf)), 28);
 	cr_assert_eq(h.err, ERR_VERS);
 	cr_assert_eq(h.vers_low, 1);
 	cr_assert_eq(h.vers_high, 1);
+}
+
+/* RFC 8166 section 4.5: rdma_vers as in the failing request, which version 1 cannot decode. */
+Test(header, err_vers_carries_the_refused_version)
+{
+	static const uint32_t refused[] = { 0, 2, 0xffffffffu };
+	struct rpcrdma_header in;
+	uint8_t buf[64];
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		rpcrdma_header_init_err_vers(&in, 7, refused[i], 3);
+		cr_assert_eq(rpcrdma_header_encode(&in, buf, sizeof(buf), &n), RPCRDMA_HDR_OK);
+		cr_assert_eq(n, 28);
+		cr_assert_eq(rpcrdma_load_be32(buf), 7);
+		cr_assert_eq(rpcrdma_load_be32(buf + 4), refused[i]);
+		cr_assert_eq(rpcrdma_load_be32(buf + 8), 3);
+		cr_assert_eq(rpcrdma_load_be32(buf + 12), RDMA_ERROR);
+		cr_assert_eq(rpcrdma_load_be32(buf + 16), ERR_VERS);
+		cr_assert_eq(rpcrdma_load_be32(buf + 20), 1);
+		cr_assert_eq(rpcrdma_load_be32(buf + 24), 1);
+	}
 }
 
 Test(header, error_with_unknown_code_carries_eight_words)
