@@ -138,7 +138,11 @@ static bool_t x_putbytes(XDR *xdrs, const char *src, u_int len)
 	return TRUE;
 }
 
-/* The next chunk for an eligible item of @len bytes; NULL: read it inline. */
+/*
+ * The next chunk for an eligible item of @len bytes; NULL: read it
+ * inline.  A responder of RFC 5666 may count the item's roundup in the
+ * chunk's length (its section 3.7): the item's bytes are taken all the same.
+ */
 static const struct rpcrdma_xdr_item *chunk_for(struct rpcrdma_xdr_stream *s, u_int len,
 						bool *mismatch)
 {
@@ -148,7 +152,7 @@ static const struct rpcrdma_xdr_item *chunk_for(struct rpcrdma_xdr_stream *s, u_
 	if (!is_eligible(s) || s->next_item == s->nitems)
 		return NULL;
 	c = &s->items[s->next_item++];
-	if (c->length == len)
+	if (c->length == len || (len % 4 && c->length == rpcrdma_xdr_roundup(len)))
 		return c;
 	*mismatch = c->length != 0;
 	return NULL;

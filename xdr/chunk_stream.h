@@ -37,13 +37,13 @@ enum rpcrdma_xdr_status {
 	RPCRDMA_XDR_NO_SPACE,        /* encode: inline buffer full */
 	RPCRDMA_XDR_SHORT,           /* decode: inline bytes exhausted */
 	RPCRDMA_XDR_TOO_MANY_ITEMS,  /* encode: more than RPCRDMA_XDR_MAX_ITEMS eligible items */
-	RPCRDMA_XDR_CHUNK_MISMATCH,  /* decode: item length differs from its chunk's */
+	RPCRDMA_XDR_CHUNK_MISMATCH,  /* decode: item length differs from its chunk's (and its roundup) */
 	RPCRDMA_XDR_BAD_SETPOS,      /* repositioning across a chunked item */
 };
 
 struct rpcrdma_xdr_item {
 	uint32_t position; /* of the data, in the complete XDR stream */
-	uint32_t length;   /* data bytes, without roundup */
+	uint32_t length;   /* data bytes, without roundup (decoding: or with it, RFC 5666) */
 	const uint8_t *data;
 };
 
