@@ -192,8 +192,8 @@ static void clnt_rdma_release(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 }
 
 /*
- * No connection or credit for @c: RPC_TIMEDOUT when its time ran out
- * (or it was sent before and the attempts to resend it ran out),
+ * No connection or credit for @c: RPC_TIMEDOUT when it was sent before
+ * (whatever stopped its resending: it may have run) or its time ran out,
  * otherwise RPC_CANTSEND with the reason, a connect that timed out
  * (connect_timeout_ms) included.  A zero-timeout call is never left
  * unsent with RPC_TIMEDOUT: that status means sent for it.
@@ -201,7 +201,7 @@ static void clnt_rdma_release(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c)
 static enum clnt_stat clnt_rdma_attach_fail(struct clnt_rdma_call *c, int rc, int64_t deadline,
 					    bool resending)
 {
-	if (rc == -ETIMEDOUT && !c->batched && (resending || rpcrdma_now_ms() >= deadline))
+	if (resending || (rc == -ETIMEDOUT && !c->batched && rpcrdma_now_ms() >= deadline))
 		return clnt_call_fail(c, RPC_TIMEDOUT, 0);
 	return clnt_call_fail(c, RPC_CANTSEND, -rc);
 }

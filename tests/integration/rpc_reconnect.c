@@ -10,7 +10,10 @@
  *   3. after a restart on the same port the same CLIENT reconnects
  *      (connects = 2) and works;
  *   4. with reconnect_resend, a call whose server dies is sent again on
- *      a new connection to a restarted server and succeeds.
+ *      a new connection to a restarted server and succeeds;
+ *   5. with reconnect_resend and no server restarted, that call ends at
+ *      its timeout with RPC_TIMEDOUT (it was sent, it may have run), not
+ *      RPC_CANTSEND, which says it was not.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -241,6 +244,28 @@ static void check_resend(const char *addr)
 	server_stop(&r.s);
 }
 
+/* Step 5: a call sent once whose resends find no server. */
+static void check_resend_unserved(const char *addr)
+{
+	struct server s = { 0 };
+	double t0, dt;
+	CLIENT *cl;
+
+	if (!server_start(addr, 0, true, &s) || !(cl = client(addr, s.port, true))) {
+		check_fail("%s: cannot start the server or connect", addr);
+		server_stop(&s);
+		return;
+	}
+	expect(cl, "unserved resend: echo before the crash", echo(cl, "hello", 10), RPC_SUCCESS);
+	t0 = rdmatest_now();
+	expect(cl, "unserved resend: echo the server dies in", echo(cl, "crash", 3), RPC_TIMEDOUT);
+	dt = rdmatest_now() - t0;
+	if (dt < 2.5 || dt > 6)
+		check_fail("unserved resend: the 3 s call ended after %.2f s", dt);
+	clnt_destroy(cl);
+	server_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
 	self = argv[0];
@@ -258,6 +283,7 @@ int main(int argc, char **argv)
 		printf("rpc_reconnect: %s\n", argv[i]);
 		check_fail_and_reconnect(argv[i]);
 		check_resend(argv[i]);
+		check_resend_unserved(argv[i]);
 	}
 	printf("rpc_reconnect: %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
