@@ -173,6 +173,7 @@ struct rpcrdma_clnt {
 	struct rpcrdma_options opts;
 	struct timeval timeout;
 	bool timeout_set;
+	struct timeval call_wait;    /* the last valid clnt_call timeout (clnt_vc's ct_wait) */
 	struct timeval retry_timeout; /* CLSET_RETRY_TIMEOUT; zero: wait out the call's timeout */
 	uint32_t xid;                /* of the last call */
 	rpcprog_t prog;

@@ -417,15 +417,27 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t de
 
 /* ---- clnt_ops ------------------------------------------------------------------------------ */
 
+/* clnt_call's own timeout is zero: libtirpc's message passing, whatever CLSET_TIMEOUT says. */
+static bool clnt_rdma_tv_zero(struct timeval tv)
+{
+	return tv.tv_sec == 0 && tv.tv_usec == 0;
+}
+
 /*
- * The call's deadline.  A zero timeout is libtirpc's batching: the call
- * returns RPC_TIMEDOUT once it is sent, so it must be sent (@c->batched).
+ * The call's deadline, as clnt_vc times a call: CLSET_TIMEOUT's timeout,
+ * or else clnt_call's, a negative one standing for the last valid one.
+ * A zero clnt_call timeout, or a zero wait, returns RPC_TIMEDOUT once the
+ * call is sent, so the call must be sent (@c->batched).
  */
-static int64_t clnt_rdma_deadline(const struct rpcrdma_clnt *ct, struct clnt_rdma_call *c,
+static int64_t clnt_rdma_deadline(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c,
 				  struct timeval tv)
 {
-	int64_t ms = clnt_rdma_tv_ms(ct->timeout_set ? ct->timeout : tv);
+	int64_t ms = 0;
 
+	if (!ct->timeout_set && tv.tv_sec >= 0 && tv.tv_usec >= 0)
+		ct->call_wait = tv;
+	if (!clnt_rdma_tv_zero(tv))
+		ms = clnt_rdma_tv_ms(ct->timeout_set ? ct->timeout : ct->call_wait);
 	c->batched = ms == 0;
 	return rpcrdma_now_ms() + ms;
 }
@@ -474,7 +486,7 @@ static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xa
 				   &unlocked);
 	if (!unlocked)
 		clnt_rdma_unlock(ct);
-	if (!xres && c->batched && st == RPC_TIMEDOUT) /* sent: classic batching's success */
+	if (!xres && clnt_rdma_tv_zero(tv) && st == RPC_TIMEDOUT) /* sent: classic batching's success */
 		st = clnt_call_fail(c, RPC_SUCCESS, 0);
 	*err = c->err;
 	clnt_rdma_set_err(ct, err);
@@ -732,6 +744,7 @@ static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t
 	pthread_mutex_init(&ct->err_lock, NULL);
 	pthread_cond_init(&ct->credit_cv, NULL);
 	ct->opts = *opts;
+	ct->call_wait = opts->call_timeout;
 	memcpy(&ct->addr, addr, rpcrdma_sockaddr_len(addr));
 	ct->svcaddr = (struct netbuf){ .maxlen = sizeof(ct->addr), .buf = &ct->addr,
 				       .len = rpcrdma_sockaddr_len(addr) };

@@ -61,7 +61,13 @@
  *      checks CLSET_TIMEOUT's value, not clnt_call's): LONG_MAX is taken
  *      as the longest timeout, without overflow (the call is answered;
  *      it was a signed overflow, which UBSan stops at), and 1.5 million
- *      still times a withheld reply out after 1.5 s.
+ *      still times a withheld reply out after 1.5 s;
+ *  13. as with clnt_vc: a negative clnt_call timeout stands for the last
+ *      valid one (a withheld reply times out after it, not at once), and
+ *      once CLSET_TIMEOUT has set 3 s, a zero clnt_call timeout is still
+ *      libtirpc's message passing: sent, RPC_TIMEDOUT at once, and
+ *      RPC_SUCCESS at once without a result routine; the calls reach the
+ *      server, on the first connection.
  * Prints figure: lines with the grant, the timeout's precision and the
  * connections made.
  */
@@ -849,6 +855,60 @@ static void run_timeval(const char *addr, unsigned int port)
 	clnt_destroy(cl);
 }
 
+/* 13: clnt_call's zero or negative timeout beside CLSET_TIMEOUT */
+static void zero_after_set(CLIENT *cl, const char *addr, bool results)
+{
+	rdmatest_data arg = { 4, (char *)"drop" }, res = { 0 };
+	struct timeval zero = { 0, 0 };
+	double t0 = rdmatest_now(), dt;
+	enum clnt_stat st = clnt_call(cl, RDMATEST_ECHO, (xdrproc_t)xdr_rdmatest_data, (char *)&arg,
+				      results ? (xdrproc_t)xdr_rdmatest_data : NULL,
+				      results ? (char *)&res : NULL, zero);
+	enum clnt_stat want = results ? RPC_TIMEDOUT : RPC_SUCCESS;
+
+	dt = rdmatest_now() - t0;
+	if (st != want || dt > 1)
+		check_fail("%s: zero-timeout ECHO %s a result routine after CLSET_TIMEOUT 3 s: %s "
+			   "after %.2f s, expected %s at once", addr, results ? "with" : "without",
+			   clnt_sperrno(st), dt, clnt_sperrno(want));
+}
+
+static void run_timeout_set(const char *addr, unsigned int port)
+{
+	struct timeval three = { 3, 0 };
+	CLIENT *cl = client(addr, port, false, CLIENT_CREDITS);
+	unsigned int drops;
+	enum clnt_stat st;
+	double t0, dt;
+	bool same;
+
+	if (!cl)
+		return;
+	if (echo(cl, "grant", 10) != RPC_SUCCESS) /* the grant starts at 1: the calls below take 5 */
+		check_fail("%s: ECHO before the zero and negative timeouts failed", addr);
+	expect_timeout(cl, "drop", 1);
+	t0 = rdmatest_now();
+	st = rdmatest_call_echo_text(cl, "drop", (struct timeval){ -1, 0 }, &same);
+	dt = rdmatest_now() - t0;
+	if (st != RPC_TIMEDOUT || dt < 0.95 || dt > 4)
+		check_fail("%s: withheld ECHO with a negative timeout after a 1 s one: %s after %.2f s, "
+			   "expected %s after 1 s", addr, clnt_sperrno(st), dt,
+			   clnt_sperrno(RPC_TIMEDOUT));
+	drops = drops_seen;
+	if (!clnt_control(cl, CLSET_TIMEOUT, (char *)&three))
+		check_fail("%s: CLSET_TIMEOUT 3 s refused", addr);
+	zero_after_set(cl, addr, false);
+	zero_after_set(cl, addr, false);
+	zero_after_set(cl, addr, true);
+	if (wait_seen(&drops_seen, drops + 3, 5) != drops + 3)
+		check_fail("%s: %u of 3 zero-timeout calls after CLSET_TIMEOUT reached the server", addr,
+			   drops_seen - drops);
+	if (info_of(cl).connects != 1)
+		check_fail("%s: connects %u after the zero-timeout calls, expected 1", addr,
+			   info_of(cl).connects);
+	clnt_destroy(cl);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int port[RDMATEST_MAX_ADDRS];
@@ -867,6 +927,7 @@ int main(int argc, char **argv)
 		run_batched_credit(argv[i + 1], port[i]);
 		run_batched_connecting(argv[i + 1], port[i]);
 		run_timeval(argv[i + 1], port[i]);
+		run_timeout_set(argv[i + 1], port[i]);
 	}
 	printf(PROG ": %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
