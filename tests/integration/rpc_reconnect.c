@@ -172,6 +172,18 @@ static CLIENT *client(const char *addr, unsigned int port, bool resend)
 	return cl;
 }
 
+/* A server that crashes on "crash" and a CLIENT of it; NULL (reported, no server left) if not. */
+static CLIENT *server_and_client(const char *addr, bool resend, struct server *s)
+{
+	CLIENT *cl = NULL;
+
+	if (!server_start(addr, 0, true, s) || !(cl = client(addr, s->port, resend))) {
+		check_fail("%s: cannot start the server or connect", addr);
+		server_stop(s);
+	}
+	return cl;
+}
+
 /* Steps 1-3: failures are reported, the same CLIENT reconnects. */
 static void check_fail_and_reconnect(const char *addr)
 {
@@ -179,11 +191,8 @@ static void check_fail_and_reconnect(const char *addr)
 	double t0;
 	CLIENT *cl;
 
-	if (!server_start(addr, 0, true, &s) || !(cl = client(addr, s.port, false))) {
-		check_fail("%s: cannot start the server or connect", addr);
-		server_stop(&s);
+	if (!(cl = server_and_client(addr, false, &s)))
 		return;
-	}
 	expect(cl, "echo before the crash", echo(cl, "hello", 10), RPC_SUCCESS);
 	t0 = rdmatest_now();
 	expect(cl, "echo the server dies in", echo(cl, "crash", 20), RPC_CANTRECV);
@@ -227,11 +236,8 @@ static void check_resend(const char *addr)
 	pthread_t t;
 	CLIENT *cl;
 
-	if (!server_start(addr, 0, true, &r.s) || !(cl = client(addr, r.s.port, true))) {
-		check_fail("%s: cannot start the server or connect", addr);
-		server_stop(&r.s);
+	if (!(cl = server_and_client(addr, true, &r.s)))
 		return;
-	}
 	expect(cl, "resend: echo before the crash", echo(cl, "hello", 10), RPC_SUCCESS);
 	pthread_create(&t, NULL, restart_main, &r);
 	expect(cl, "resend: echo the server dies in", echo(cl, "crash", 30), RPC_SUCCESS);
@@ -251,11 +257,8 @@ static void check_resend_unserved(const char *addr)
 	double t0, dt;
 	CLIENT *cl;
 
-	if (!server_start(addr, 0, true, &s) || !(cl = client(addr, s.port, true))) {
-		check_fail("%s: cannot start the server or connect", addr);
-		server_stop(&s);
+	if (!(cl = server_and_client(addr, true, &s)))
 		return;
-	}
 	expect(cl, "unserved resend: echo before the crash", echo(cl, "hello", 10), RPC_SUCCESS);
 	t0 = rdmatest_now();
 	expect(cl, "unserved resend: echo the server dies in", echo(cl, "crash", 3), RPC_TIMEDOUT);
