@@ -454,25 +454,26 @@ __attribute__((constructor)) static void watch_atfork_set(void)
 	pthread_atfork(watch_fork_prepare, watch_fork_parent, watch_fork_child);
 }
 
-/* Started with every signal blocked, so the program's signals go to its own threads. */
+/*
+ * Started with every signal blocked, so the program's signals go to its
+ * own threads; detached only once named, since a detached thread that
+ * has ended leaves no thread to name (its id may be another's by then).
+ */
 bool rpcrdma_thread_start_detached(void *(*fn)(void *), void *arg, const char *name)
 {
 	sigset_t all, old;
-	pthread_attr_t attr;
 	pthread_t t;
 	int rc;
 
-	if (pthread_attr_init(&attr))
-		return false;
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&t, &attr, fn, arg);
+	rc = pthread_create(&t, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	if (!rc)
-		pthread_setname_np(t, name);
-	return rc == 0;
+	if (rc)
+		return false;
+	pthread_setname_np(t, name);
+	pthread_detach(t);
+	return true;
 }
 
 void rpcrdma_device_watch_start(void)

@@ -43,6 +43,8 @@
  * retransmissions were what broke connections under load_rpc.
  */
 #define RPCRDMA_RXE_ACK_TIMEOUT 21u
+/* Timed-out connects destroyed in the background at once, at most (ep_destroy_unanswered). */
+#define RPCRDMA_UNANSWERED_MAX 16u
 
 int64_t rpcrdma_now_ms(void)
 {
@@ -534,9 +536,13 @@ static int ep_connect(struct rpcrdma_ep *ep, int64_t deadline)
 	return rc;
 }
 
+/* Endpoints being destroyed off their caller's thread; at most RPCRDMA_UNANSWERED_MAX. */
+static uint32_t ep_unanswered_destroys;
+
 static void *ep_destroy_thread(void *ep)
 {
 	rpcrdma_ep_destroy(ep);
+	__atomic_sub_fetch(&ep_unanswered_destroys, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -544,12 +550,18 @@ static void *ep_destroy_thread(void *ep)
  * On iWARP (Linux 6.1's iwcm and siw) destroying a cm id whose MPA
  * request is unanswered waits for the provider to give the handshake up
  * (siw: 10 s), whatever the connect timeout.  The caller's time is up:
- * the endpoint is destroyed on a thread of its own.
+ * the endpoint is destroyed on a thread of its own, unless so many are
+ * (a caller retrying short connects) that each holding a thread, an fd
+ * and a kernel connection for that long would cost the program more.
  */
 static void ep_destroy_unanswered(struct rpcrdma_ep *ep)
 {
-	if (!rpcrdma_thread_start_detached(ep_destroy_thread, ep, "rpcrdma-unconn"))
-		rpcrdma_ep_destroy(ep);
+	if (__atomic_add_fetch(&ep_unanswered_destroys, 1, __ATOMIC_RELAXED) <=
+		    RPCRDMA_UNANSWERED_MAX &&
+	    rpcrdma_thread_start_detached(ep_destroy_thread, ep, "rpcrdma-unconn"))
+		return;
+	__atomic_sub_fetch(&ep_unanswered_destroys, 1, __ATOMIC_RELAXED);
+	rpcrdma_ep_destroy(ep);
 }
 
 static int ep_connect_once(const struct sockaddr *dst, const struct rpcrdma_ep_params *params,

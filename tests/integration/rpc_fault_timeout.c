@@ -900,7 +900,7 @@ static void run_timeout_set(const char *addr, unsigned int port)
 	zero_after_set(cl, addr, false);
 	zero_after_set(cl, addr, false);
 	zero_after_set(cl, addr, true);
-	if (wait_seen(&drops_seen, drops + 3, 5) != drops + 3)
+	if (wait_seen(&drops_seen, drops + 3, 5) < drops + 3)
 		check_fail("%s: %u of 3 zero-timeout calls after CLSET_TIMEOUT reached the server", addr,
 			   drops_seen - drops);
 	if (info_of(cl).connects != 1)

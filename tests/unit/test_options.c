@@ -140,6 +140,17 @@ Test(options, bad_values_are_refused)
 	o.reply_batch = 1;
 	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
 	cr_assert_eq(out.reply_batch, 1);
+	rpcrdma_options_init(&o); /* refused as CLSET_TIMEOUT refuses */
+	o.call_timeout = (struct timeval){ -1, 0 };
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.call_timeout = (struct timeval){ 0, -1 };
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.call_timeout = (struct timeval){ 0, 1000001 };
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.call_timeout = (struct timeval){ 0, 1000000 };
+	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
+	o.call_timeout = (struct timeval){ 0, 0 };
+	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
 }
 
 /* A program built against the first version: what follows its struct is not its own. */
