@@ -596,7 +596,7 @@ static bool_t clnt_rdma_control_locked(struct rpcrdma_clnt *ct, u_int request, v
 		ct->timeout_set = true;
 		return TRUE;
 	case CLGET_TIMEOUT:
-		*(struct timeval *)info = ct->timeout_set ? ct->timeout : ct->opts.call_timeout;
+		*(struct timeval *)info = ct->timeout_set ? ct->timeout : ct->call_wait;
 		return TRUE;
 	case CLSET_RETRY_TIMEOUT:
 		if (!clnt_rdma_timeval_valid(info))

@@ -84,8 +84,9 @@ struct rpcrdma_options {
 	 */
 	bool reconnect_resend;
 	int connect_timeout_ms;
-	/* client: what CLGET_TIMEOUT reports until CLSET_TIMEOUT; as with libtirpc's
-	 * transports, clnt_call() uses its own timeout unless CLSET_TIMEOUT was used */
+	/* client: what CLGET_TIMEOUT reports until CLSET_TIMEOUT or a call; as with
+	 * libtirpc's transports, clnt_call() uses its own timeout unless CLSET_TIMEOUT
+	 * was used, and a negative one stands for the last valid one (this before any) */
 	struct timeval call_timeout;
 	const struct rpcrdma_ulb *ulb; /* client: binding of the program, or NULL */
 	/* ---- appended after the first version ---- */

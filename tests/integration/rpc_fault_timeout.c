@@ -63,7 +63,8 @@
  *      it was a signed overflow, which UBSan stops at), and 1.5 million
  *      still times a withheld reply out after 1.5 s;
  *  13. as with clnt_vc: a negative clnt_call timeout stands for the last
- *      valid one (a withheld reply times out after it, not at once), and
+ *      valid one (a withheld reply times out after it, not at once; it is
+ *      what CLGET_TIMEOUT reports until CLSET_TIMEOUT), and
  *      once CLSET_TIMEOUT has set 3 s, a zero clnt_call timeout is still
  *      libtirpc's message passing: sent, RPC_TIMEDOUT at once, and
  *      RPC_SUCCESS at once without a result routine; the calls reach the
@@ -873,6 +874,16 @@ static void zero_after_set(CLIENT *cl, const char *addr, bool results)
 			   clnt_sperrno(st), dt, clnt_sperrno(want));
 }
 
+static void check_timeout_got(CLIENT *cl, const char *addr, struct timeval want)
+{
+	struct timeval got = { -1, -1 };
+
+	if (!clnt_control(cl, CLGET_TIMEOUT, (char *)&got) || got.tv_sec != want.tv_sec ||
+	    got.tv_usec != want.tv_usec)
+		check_fail("%s: CLGET_TIMEOUT %ld.%06ld s, expected %ld.%06ld s", addr,
+			   (long)got.tv_sec, (long)got.tv_usec, (long)want.tv_sec, (long)want.tv_usec);
+}
+
 static void run_timeout_set(const char *addr, unsigned int port)
 {
 	struct timeval three = { 3, 0 };
@@ -894,9 +905,11 @@ static void run_timeout_set(const char *addr, unsigned int port)
 		check_fail("%s: withheld ECHO with a negative timeout after a 1 s one: %s after %.2f s, "
 			   "expected %s after 1 s", addr, clnt_sperrno(st), dt,
 			   clnt_sperrno(RPC_TIMEDOUT));
+	check_timeout_got(cl, addr, (struct timeval){ 1, 0 });
 	drops = drops_seen;
 	if (!clnt_control(cl, CLSET_TIMEOUT, (char *)&three))
 		check_fail("%s: CLSET_TIMEOUT 3 s refused", addr);
+	check_timeout_got(cl, addr, three);
 	zero_after_set(cl, addr, false);
 	zero_after_set(cl, addr, false);
 	zero_after_set(cl, addr, true);
