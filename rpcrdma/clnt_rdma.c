@@ -314,11 +314,12 @@ static enum clnt_stat clnt_rdma_run(struct rpcrdma_clnt *ct, AUTH *auth, struct 
 }
 
 /*
- * A call with the next XID.  Needs no ct->lock: the XID is an atomic, so
- * a call takes the contended lock only once it has marshalled.
+ * A call with @xid (a caller's: the next of ct->xid).  Needs no ct->lock:
+ * the XID is an atomic, so a call takes the contended lock only once it
+ * has marshalled.
  */
-static struct clnt_rdma_call *clnt_rdma_call_new(struct rpcrdma_clnt *ct, rpcprog_t prog,
-						 rpcvers_t vers, rpcproc_t proc)
+static struct clnt_rdma_call *clnt_rdma_call_new(struct rpcrdma_clnt *ct, uint32_t xid,
+						 rpcprog_t prog, rpcvers_t vers, rpcproc_t proc)
 {
 	struct clnt_rdma_call *c = malloc(sizeof(*c));
 
@@ -326,7 +327,7 @@ static struct clnt_rdma_call *clnt_rdma_call_new(struct rpcrdma_clnt *ct, rpcpro
 		return NULL;
 	memset(c, 0, offsetof(struct clnt_rdma_call, plan));
 	sem_init(&c->wake, 0, 0);
-	c->xid = __atomic_add_fetch(&ct->xid, 1, __ATOMIC_RELAXED);
+	c->xid = xid;
 	c->prog = prog;
 	c->vers = vers;
 	c->proc = proc;
@@ -383,8 +384,9 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t de
 	cn->ccp_pending = true;
 	cn->inline_send = cn->ccp_state.inline_send;
 	cn->inline_recv = cn->ccp_state.inline_recv;
-	c = clnt_rdma_call_new(ct, RPCRDMA_CCP_PROGRAM, RPCRDMA_CCP_VERSION,
-			       RPCRDMA_CCP_PROC_CONF_RDMA);
+	/* half the XID space from the calls': CLGET_XID still names the caller's last call */
+	c = clnt_rdma_call_new(ct, __atomic_load_n(&ct->xid, __ATOMIC_RELAXED) ^ 0x80000000u,
+			       RPCRDMA_CCP_PROGRAM, RPCRDMA_CCP_VERSION, RPCRDMA_CCP_PROC_CONF_RDMA);
 	pthread_mutex_lock(&ct->lock);
 	if (!c || !clnt_conn_take_slot(cn, c)) {
 		clnt_rdma_unlock(ct);
@@ -468,7 +470,8 @@ static enum clnt_stat clnt_rdma_attempt(CLIENT *cl, rpcproc_t proc, xdrproc_t xa
 	bool unlocked = false;
 	enum clnt_stat st;
 
-	c = clnt_rdma_call_new(ct, __atomic_load_n(&ct->prog, __ATOMIC_RELAXED),
+	c = clnt_rdma_call_new(ct, __atomic_add_fetch(&ct->xid, 1, __ATOMIC_RELAXED),
+			       __atomic_load_n(&ct->prog, __ATOMIC_RELAXED),
 			       __atomic_load_n(&ct->vers, __ATOMIC_RELAXED), proc);
 	if (!c) {
 		*err = (struct rpc_err){ .re_status = RPC_SYSTEMERROR, .re_errno = ENOMEM };
