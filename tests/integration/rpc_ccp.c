@@ -277,6 +277,26 @@ static void check_silent_peer(const char *addr)
 	silent_free(&sp);
 }
 
+/* What the unanswered connect left is gone once its handshake ended (peer gone, siw's timeout). */
+static void check_released(const char *addr, const struct rdmatest_holdings *before)
+{
+	double t0 = rdmatest_now(), limit = (SIW_MPA_REPLY_MS + 5000) / 1000.0;
+	struct rdmatest_holdings now;
+
+	rdmatest_holdings_count(getpid(), &now);
+	while (!rdmatest_holdings_same(before, &now) && rdmatest_now() - t0 < limit) {
+		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+		rdmatest_holdings_count(getpid(), &now);
+	}
+	if (!rdmatest_holdings_same(before, &now))
+		check_fail("reconnect unanswered: %d fds and %d cm ids before, %d and %d %.0f s after",
+			   before->fds, before->res[RDMATEST_RES_KINDS - 1], now.fds,
+			   now.res[RDMATEST_RES_KINDS - 1], limit);
+	else
+		printf("rpc_ccp: %s: reconnect unanswered: %d fds and %d cm ids again after %.2f s\n",
+		       addr, now.fds, now.res[RDMATEST_RES_KINDS - 1], rdmatest_now() - t0);
+}
+
 /*
  * A CLIENT (no CCP) whose connection the peer drops and whose reconnect
  * the peer never answers: the call that finds no connection fails with
@@ -286,42 +306,9 @@ static void check_silent_peer(const char *addr)
  * RPC_TIMEDOUT, which says it was sent; and once the peer is gone what
  * the connect held is released.
  */
-/* This process's open fds and rdma_cm ids. */
-struct held {
-	int fds, cm_ids;
-};
-
-static struct held held_now(void)
-{
-	return (struct held){ rdmatest_fd_count(getpid()), rdmatest_rdma_res_count("cm_id", getpid()) };
-}
-
-static bool held_same(struct held a, struct held b)
-{
-	return a.fds >= 0 && a.cm_ids >= 0 && a.fds == b.fds && a.cm_ids == b.cm_ids;
-}
-
-/* What the unanswered connect left is gone once its handshake ended (peer gone, siw's timeout). */
-static void check_released(const char *addr, struct held before)
-{
-	double t0 = rdmatest_now(), limit = (SIW_MPA_REPLY_MS + 5000) / 1000.0;
-	struct held now = held_now();
-
-	while (!held_same(before, now) && rdmatest_now() - t0 < limit) {
-		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
-		now = held_now();
-	}
-	if (!held_same(before, now))
-		check_fail("reconnect unanswered: %d fds and %d cm ids before, %d and %d %.0f s after",
-			   before.fds, before.cm_ids, now.fds, now.cm_ids, limit);
-	else
-		printf("rpc_ccp: %s: reconnect unanswered: %d fds and %d cm ids again after %.2f s\n",
-		       addr, now.fds, now.cm_ids, rdmatest_now() - t0);
-}
-
 static void check_reconnect_unanswered(const char *addr)
 {
-	struct held before = held_now();
+	struct rdmatest_holdings before;
 	struct silent_peer sp = { 0 };
 	struct rpcrdma_options o;
 	struct sockaddr_storage ss;
@@ -330,6 +317,7 @@ static void check_reconnect_unanswered(const char *addr)
 	double t0 = 0, dt = 0, limit = SILENT_CONNECT_MS / 1000.0;
 	CLIENT *cl;
 
+	rdmatest_holdings_count(getpid(), &before);
 	if (!silent_start(&sp, addr, 1, &ss))
 		return;
 	rpcrdma_options_init(&o);
@@ -362,7 +350,7 @@ static void check_reconnect_unanswered(const char *addr)
 	clnt_destroy(cl);
 	silent_join(&sp);
 	silent_free(&sp);
-	check_released(addr, before);
+	check_released(addr, &before);
 }
 
 int main(int argc, char **argv)

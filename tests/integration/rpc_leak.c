@@ -46,36 +46,18 @@
 
 #define PROG "rpc_leak"
 #define IO_SIZE 8192u /* WRITE and READ: above the inline threshold, so chunks */
-#define NKINDS 5
 
-static const char *const res_kinds[NKINDS] = { "qp", "cq", "mr", "pd", "cm_id" };
 static const struct timeval call_tv = { .tv_sec = 30 };
 
-/* What one process holds: open fds and its `rdma resource` objects of each kind. */
-struct holdings {
-	int fds;
-	int res[NKINDS];
-};
-
-static void hold_count(pid_t pid, struct holdings *h)
-{
-	h->fds = rdmatest_fd_count(pid);
-	for (int k = 0; k < NKINDS; k++)
-		h->res[k] = rdmatest_rdma_res_count(res_kinds[k], pid);
-}
-
-static bool hold_same(const struct holdings *a, const struct holdings *b)
-{
-	return !memcmp(a, b, sizeof(*a)) && a->fds >= 0 && a->res[0] >= 0;
-}
-
 /* "fds A/B, qp A/B, cq A/B, ..." */
-static void hold_print(const char *who, const struct holdings *a, const struct holdings *b)
+static void hold_print(const char *who, const struct rdmatest_holdings *a,
+		       const struct rdmatest_holdings *b)
 {
 	printf("%s: %s: fds %d/%d", PROG, who, a->fds, b->fds);
-	for (int k = 0; k < NKINDS; k++)
-		printf(", %s %d/%d", res_kinds[k], a->res[k], b->res[k]);
-	printf(" (after the first cycle/at the end)%s\n", hold_same(a, b) ? "" : ": CHANGED");
+	for (int k = 0; k < RDMATEST_RES_KINDS; k++)
+		printf(", %s %d/%d", rdmatest_res_kinds[k], a->res[k], b->res[k]);
+	printf(" (after the first cycle/at the end)%s\n",
+	       rdmatest_holdings_same(a, b) ? "" : ": CHANGED");
 }
 
 /* ---- one cycle ---------------------------------------------------------------------------- */
@@ -178,10 +160,10 @@ static bool cycle(const struct sockaddr *addr, const struct rpcrdma_options *o, 
  * more than in @base, taken with none.
  */
 static bool counts_see_connection(const struct sockaddr *addr, const struct rpcrdma_options *o,
-				  const struct holdings *base)
+				  const struct rdmatest_holdings *base)
 {
 	CLIENT *cl = clnt_rdma_tli_create(addr, RDMATEST_PROG, RDMATEST_V1, o);
-	struct holdings during;
+	struct rdmatest_holdings during;
 	bool ok = true;
 
 	if (!cl || rdmatest_call_null(cl, call_tv) != RPC_SUCCESS) {
@@ -190,11 +172,11 @@ static bool counts_see_connection(const struct sockaddr *addr, const struct rpcr
 			clnt_destroy(cl);
 		return false;
 	}
-	hold_count(getpid(), &during);
+	rdmatest_holdings_count(getpid(), &during);
 	clnt_destroy(cl);
 	printf("%s: with one CLIENT connected:", PROG);
-	for (int k = 0; k < NKINDS; k++) {
-		printf(" %s %d (%+d)", res_kinds[k], during.res[k], during.res[k] - base->res[k]);
+	for (int k = 0; k < RDMATEST_RES_KINDS; k++) {
+		printf(" %s %d (%+d)", rdmatest_res_kinds[k], during.res[k], during.res[k] - base->res[k]);
 		ok = ok && during.res[k] > base->res[k];
 	}
 	printf("%s\n", ok ? "" : ": `rdma resource show` misses a kind: its count proves nothing");
@@ -280,7 +262,7 @@ static void open_devices(void)
 }
 
 /* Wait until the server has let go of every connection, then count what it holds. */
-static bool server_idle(struct rdmatest_child *server, struct holdings *h)
+static bool server_idle(struct rdmatest_child *server, struct rdmatest_holdings *h)
 {
 	unsigned int conns = 0;
 	int extra_fds = -1;
@@ -289,23 +271,23 @@ static bool server_idle(struct rdmatest_child *server, struct holdings *h)
 	if (!ok)
 		fprintf(stderr, "%s: server: %u connections left, %d fds beyond the listener's\n",
 			PROG, conns, extra_fds);
-	hold_count(server->pid, h);
+	rdmatest_holdings_count(server->pid, h);
 	return ok;
 }
 
-static bool server_end(struct rdmatest_child *server, const struct holdings *first,
-		       struct holdings *last)
+static bool server_end(struct rdmatest_child *server, const struct rdmatest_holdings *first,
+		       struct rdmatest_holdings *last)
 {
 	unsigned int conns = 0;
 	int extra_fds = -1, status;
 	bool ok;
 
 	ok = rdmatest_child_drain(server, 60, &conns, &extra_fds) && !conns && !extra_fds;
-	hold_count(server->pid, last);
+	rdmatest_holdings_count(server->pid, last);
 	hold_print("server", first, last);
 	printf("%s: server: connections left %u, fds beyond the listener's %d\n", PROG, conns,
 	       extra_fds);
-	ok = hold_same(first, last) && ok;
+	ok = rdmatest_holdings_same(first, last) && ok;
 	status = rdmatest_child_stop(PROG, server);
 	printf("%s: server: exit status %d (0: no connection left, fds as before listening%s)\n",
 	       PROG, status,
@@ -321,7 +303,7 @@ static bool server_end(struct rdmatest_child *server, const struct holdings *fir
 int main(int argc, char **argv)
 {
 	unsigned long cycles = argc > 3 ? strtoul(argv[3], NULL, 10) : 10000;
-	struct holdings mine_first, mine_last, server_first, server_last;
+	struct rdmatest_holdings mine_first, mine_last, server_first, server_last;
 	struct rdmatest_child server;
 	struct sockaddr_storage ss;
 	struct rpcrdma_options o;
@@ -347,7 +329,7 @@ int main(int argc, char **argv)
 	open_devices();
 	t0 = rdmatest_now();
 	failed += !cycle((struct sockaddr *)&ss, &o, 0, buf);
-	hold_count(getpid(), &mine_first);
+	rdmatest_holdings_count(getpid(), &mine_first);
 	ok = counts_see_connection((struct sockaddr *)&ss, &o, &mine_first);
 	ok = server_idle(&server, &server_first) && ok;
 	printf("%s: %s: heap leaks in a forked child's child: %s\n", PROG, label,
@@ -361,12 +343,12 @@ int main(int argc, char **argv)
 		}
 	}
 	elapsed = rdmatest_now() - t0;
-	hold_count(getpid(), &mine_last);
+	rdmatest_holdings_count(getpid(), &mine_last);
 	hold_print("client", &mine_first, &mine_last);
 	printf("%s: %s: per cycle: connect %.1f ms, call %.1f ms, destroy %.1f ms\n", PROG, label,
 	       1e3 * t_connect / (double)cycles, 1e3 * t_call / (double)cycles,
 	       1e3 * t_destroy / (double)cycles);
-	ok = hold_same(&mine_first, &mine_last) && !failed && ok;
+	ok = rdmatest_holdings_same(&mine_first, &mine_last) && !failed && ok;
 	ok = server_end(&server, &server_first, &server_last) && ok;
 	heap = heap_check(&ok);
 	printf("figure: leaks: %s: %lu cycles in %.1f s (%.1f ms each), %lu failed; heap leaks %s; "

@@ -96,6 +96,20 @@ int rdmatest_rdma_res_count(const char *kind, pid_t pid)
 	return pclose(f) == 0 ? n : -1;
 }
 
+const char *const rdmatest_res_kinds[RDMATEST_RES_KINDS] = { "qp", "cq", "mr", "pd", "cm_id" };
+
+void rdmatest_holdings_count(pid_t pid, struct rdmatest_holdings *h)
+{
+	h->fds = rdmatest_fd_count(pid);
+	for (int k = 0; k < RDMATEST_RES_KINDS; k++)
+		h->res[k] = rdmatest_rdma_res_count(rdmatest_res_kinds[k], pid);
+}
+
+bool rdmatest_holdings_same(const struct rdmatest_holdings *a, const struct rdmatest_holdings *b)
+{
+	return !memcmp(a, b, sizeof(*a)) && a->fds >= 0 && a->res[0] >= 0;
+}
+
 /* ---- the child ------------------------------------------------------------------------- */
 
 /* Connections the child serves: every registered descriptor but the listener's. */

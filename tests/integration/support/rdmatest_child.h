@@ -64,4 +64,16 @@ int rdmatest_fd_count(pid_t pid);
  */
 int rdmatest_rdma_res_count(const char *kind, pid_t pid);
 
+/* What one process holds: open fds and its `rdma resource` objects of each kind. */
+#define RDMATEST_RES_KINDS 5
+extern const char *const rdmatest_res_kinds[RDMATEST_RES_KINDS]; /* qp, cq, mr, pd, cm_id */
+struct rdmatest_holdings {
+	int fds;
+	int res[RDMATEST_RES_KINDS];
+};
+
+void rdmatest_holdings_count(pid_t pid, struct rdmatest_holdings *h);
+/* Both counted (no -1) and equal. */
+bool rdmatest_holdings_same(const struct rdmatest_holdings *a, const struct rdmatest_holdings *b);
+
 #endif
