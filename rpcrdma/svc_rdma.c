@@ -66,7 +66,11 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
+
+#include <rpc/rpc.h>
+#include <rpc/rpc_com.h> /* _rpc_dtablesize */
 
 #include "cm-private/ccp_negotiation.h"
 #include "rpcrdma/debug.h"
@@ -383,6 +387,40 @@ static int svc_rdma_serve_oldest(struct svc_rdma_conn *c, struct rpc_msg *msg)
 }
 
 /*
+ * Disconnecting flushes Sends not yet acknowledged, so a closing
+ * connection waits for its replies' Sends (posted now), registered
+ * with svc_run(): their completions, the peer's disconnect or a timer
+ * of SVC_LINGER_MS wake it, so a peer that stops acknowledging holds
+ * it no longer and the server thread never waits.
+ */
+static int svc_rdma_linger_start(struct svc_rdma_conn *c)
+{
+	struct itimerspec t = { .it_value = { SVC_LINGER_MS / 1000, (SVC_LINGER_MS % 1000) * 1000000L } };
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	c->linger_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (c->linger_fd < 0)
+		return -errno;
+	ev.data.fd = c->linger_fd;
+	if (timerfd_settime(c->linger_fd, 0, &t, NULL) ||
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->linger_fd, &ev))
+		return -errno;
+	return 0;
+}
+
+/* A closing connection may go: its replies are sent, it broke, or it waited long enough. */
+static bool svc_rdma_linger_done(struct svc_rdma_conn *c)
+{
+	uint64_t expired;
+
+	if (svc_rdma_sends_flush(c) || svc_rdma_poll_all(c) || !c->replies.in_flight)
+		return true;
+	if (c->linger_fd < 0)
+		return svc_rdma_linger_start(c) != 0; /* without a timer it goes now */
+	return read(c->linger_fd, &expired, sizeof(expired)) == (ssize_t)sizeof(expired);
+}
+
+/*
  * Take what was received, post the Reads of every call taken, and
  * serve the oldest when it is complete; poll once before going idle.
  */
@@ -398,6 +436,8 @@ static bool_t svc_rdma_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		(void)eventfd_read(c->yield_fd, &n);
 		c->yielded = false;
 	}
+	if (c->closing)
+		return svc_rdma_idle(c, false); /* svc_rdma_stat decides whether it goes */
 	if (c->in_call)
 		svc_rdma_oldest_done(c); /* dispatched, left without a reply */
 	svc_rdma_half_open_sweep(c->half_open_list, c, false);
@@ -410,6 +450,7 @@ static bool_t svc_rdma_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		rc = svc_rdma_serve_oldest(c, msg);
 		if (rc > 0) {
 			c->round_calls++;
+			c->dispatching = true;
 			return TRUE;
 		}
 		if (rc < 0)
@@ -427,8 +468,11 @@ static enum xprt_stat svc_rdma_stat(SVCXPRT *xprt)
 {
 	struct svc_rdma_conn *c = conn_of(xprt);
 
-	if (c->dead)
-		return XPRT_DIED;
+	c->dispatching = false;
+	if (c->dead || (c->closing && svc_rdma_linger_done(c)))
+		return XPRT_DIED; /* svc_getreq_common() destroys it now */
+	if (c->closing)
+		return XPRT_IDLE;
 	/* blocked: the completions it waits for wake svc_run() */
 	if (!c->blocked && svc_rdma_more_calls(c)) {
 		if (c->round_calls < SVC_ROUND_CALLS)
@@ -493,6 +537,8 @@ static void svc_rdma_conn_free(struct svc_rdma_conn *c)
 		close(c->epfd);
 	if (c->yield_fd >= 0)
 		close(c->yield_fd);
+	if (c->linger_fd >= 0)
+		close(c->linger_fd);
 	free(c->reply);
 	free(c->stage);
 	free(c->queue);
@@ -500,10 +546,23 @@ static void svc_rdma_conn_free(struct svc_rdma_conn *c)
 	free(c);
 }
 
+/*
+ * A dispatch routine may destroy its own connection (svc_destroy), but
+ * libtirpc's svc_getreq_common() asks the transport for its state after
+ * the routine returns, and destroys it when told XPRT_DIED: the
+ * connection is only marked closing then, and goes once its replies
+ * are sent (svc_rdma_linger_done).
+ */
 static void svc_rdma_destroy(SVCXPRT *xprt)
 {
+	struct svc_rdma_conn *c = conn_of(xprt);
+
+	if (c->dispatching) {
+		c->closing = true;
+		return;
+	}
 	xprt_unregister(xprt);
-	svc_rdma_conn_free(conn_of(xprt));
+	svc_rdma_conn_free(c);
 }
 
 static const struct xp_ops svc_rdma_conn_ops = {
@@ -559,6 +618,16 @@ static void svc_rdma_xprt_init(SVCXPRT *x, SVCXPRT_EXT *ext, void *self, int fd,
 }
 
 /*
+ * libtirpc's xprt_register() silently ignores an fd at or above
+ * _rpc_dtablesize(), which it reads once: RLIMIT_NOFILE raised after
+ * that, a transport there would never be served nor freed.
+ */
+static bool svc_rdma_fd_registrable(int fd)
+{
+	return fd < _rpc_dtablesize();
+}
+
+/*
  * One fd for svc_run(): readable on completions, a cm event (the peer's
  * disconnect) or a yielded round (svc_rdma_stat).
  */
@@ -569,6 +638,8 @@ static int svc_rdma_conn_epoll(struct svc_rdma_conn *c)
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epfd < 0)
 		return -errno;
+	if (!svc_rdma_fd_registrable(c->epfd))
+		return -EMFILE;
 	c->yield_fd = fds[2] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (c->yield_fd < 0)
 		return -errno;
@@ -643,14 +714,19 @@ static bool_t svc_rdma_accept(SVCXPRT *xprt, struct rpc_msg *msg)
 			rpcrdma_ep_destroy(ep);
 			continue;
 		}
-		c->epfd = c->yield_fd = -1;
+		c->epfd = c->yield_fd = c->linger_fd = -1;
 		c->ep = ep;
 		rpcrdma_replybufs_init(&c->replies, rpcrdma_ep_pd(ep), 0, SVC_REPLY_KEEP, UINT64_MAX);
 		/* iWARP: a Read Response is a tagged write, so a sink needs remote access: per call */
 		c->sinks_pooled = rpcrdma_ep_info(ep)->transport != IBV_TRANSPORT_IWARP;
 		rpcrdma_replybufs_init(&c->sinks, rpcrdma_ep_pd(ep), IBV_ACCESS_LOCAL_WRITE,
 				       SVC_SINK_KEEP, SVC_RD_BYTES);
-		if (svc_rdma_conn_setup(ls, c)) {
+		rc = svc_rdma_conn_setup(ls, c);
+		if (rc) {
+			rpcrdma_debug_conn_lost("server", rpcrdma_ep_peer_addr(ep),
+						rc == -EMFILE ? "no fd libtirpc can poll" :
+								"setting the connection up failed",
+						-rc);
 			svc_rdma_conn_free(c);
 			continue;
 		}
@@ -749,6 +825,8 @@ SVCXPRT *svc_rdma_create(const struct sockaddr *addr, const struct rpcrdma_optio
 	bound = rpcrdma_listener_addr(ls->l);
 	memcpy(&ls->laddr, bound, rpcrdma_sockaddr_len(bound));
 	strcpy(ls->netid, bound->sa_family == AF_INET ? RPCRDMA_NETID : RPCRDMA_NETID6);
+	if (!svc_rdma_fd_registrable(rpcrdma_listener_fd(ls->l)))
+		return svc_rdma_create_fail(ls, EMFILE);
 	svc_rdma_xprt_init(&ls->xprt, &ls->ext, ls, rpcrdma_listener_fd(ls->l),
 			   &svc_rdma_listener_ops, ls->netid);
 	ls->xprt.xp_port = ntohs(bound->sa_family == AF_INET ?

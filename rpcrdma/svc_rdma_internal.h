@@ -29,6 +29,7 @@
 #define SVC_SENDS_HELD    RPCRDMA_REPLY_BATCH_MAX /* reply Sends held, at most (opts.reply_batch) */
 #define SVC_ROUND_CALLS   16u                     /* calls dispatched before svc_run serves the others */
 #define SVC_ACCEPT_BURST  16u                     /* connect requests taken before svc_run serves the others */
+#define SVC_LINGER_MS     1000                    /* a connection destroyed by its dispatch routine waits for its replies' Sends */
 
 /* One received call, from its message to its reply. */
 struct svc_rdma_call {
@@ -98,6 +99,9 @@ struct svc_rdma_conn {
 	uint32_t chead, ccount;
 	uint64_t rd_bytes;         /* the calls' Read sinks */
 	bool in_call;              /* the oldest call is dispatched */
+	bool dispatching;          /* xp_recv gave libtirpc a call; its xp_stat comes next */
+	bool closing;              /* destroyed while dispatching: lingers for its replies */
+	int linger_fd;             /* a timerfd in epfd, armed when lingering starts */
 	struct svc_rdma_reply *reply; /* the reply being built */
 	/*
 	 * Reply Sends not posted yet: while more calls wait to be served,

@@ -19,6 +19,13 @@
  *   option is the traffic class of both queue pairs (RoCE), 0 without it;
  * - once the client destroys its CLIENT, the server destroys the
  *   connection's transport (its fd leaves svc_pollfd) within a second;
+ * - a dispatch routine may svc_destroy() its own connection after
+ *   replying: the reply arrives, the connection goes once libtirpc is
+ *   done with it (ASan sees any use after its free), and new ones are
+ *   served;
+ * - with libtirpc's descriptor table (_rpc_dtablesize()) smaller than
+ *   RLIMIT_NOFILE, a connection accepted onto a descriptor beyond it is
+ *   closed, not left unserved, and a listener there is refused;
  * - a listener on the wildcard address registered with svc_rdma_reg()
  *   is found by rpcrdma_rpcb_lookup() and clnt_rdma_create() at ADDR,
  *   and its connection's xp_ltaddr is ADDR and the port, not the
@@ -37,6 +44,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -44,10 +52,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <rpc/rpc.h>
+#include <rpc/rpc_com.h> /* _rpc_dtablesize */
 
 #include "rdmatest_addr.h"
 #include "rdmatest_verdict.h"
@@ -65,9 +75,11 @@
 #define TEST_VERS     1u
 #define PROC_INFO     1u     /* result: INFO_WORDS words, see info_words() */
 #define PROC_BYTES    2u     /* argument n, result n bytes of bytes_of(): DDP-eligible */
+#define PROC_HANGUP   3u     /* replies, then its dispatch routine destroys the connection */
 #define BYTES_LEN     (64u << 10)
 #define INFO_WORDS    18u
 #define SERVER_CREDITS 24u
+#define FD_TABLE      256    /* the RLIMIT_NOFILE libtirpc reads first: _rpc_dtablesize() */
 /* Local ACK timeouts asked for (IB and RoCE; iWARP reports 0): both differ from rdma_cm's. */
 #define SERVER_ACK_TIMEOUT 15u
 #define CLIENT_ACK_TIMEOUT 12u
@@ -213,6 +225,11 @@ static void test_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 		svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
 	} else if (rq->rq_proc == PROC_BYTES) {
 		reply_bytes(xprt);
+	} else if (rq->rq_proc == PROC_HANGUP) {
+		watched_fd = xprt->xp_fd;
+		watched_polled = true;
+		svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
+		svc_destroy(xprt); /* libtirpc asks xprt for its state after this returns */
 	} else if (rq->rq_proc == PROC_INFO) {
 		info_words(xprt, w);
 		watched_polled = svc_polls(xprt->xp_fd);
@@ -472,6 +489,115 @@ static void check_reaped(CLIENT *cl)
 	     (long long)(now_ms() - t0));
 }
 
+/* ---- a dispatch routine that destroys its connection ----------------------------------------- */
+
+static CLIENT *test_client(const struct server *s)
+{
+	struct rpcrdma_options o;
+	CLIENT *cl;
+
+	rpcrdma_options_init(&o);
+	o.max_rpc_size = 65536; /* see check_ccp */
+	cl = clnt_rdma_tli_create((const struct sockaddr *)&s->rdma_addr, TEST_PROG, TEST_VERS, &o);
+	if (!cl)
+		fail("clnt_rdma_tli_create: %s", clnt_spcreateerror("test program client"));
+	return cl;
+}
+
+static enum clnt_stat null_call(CLIENT *cl, rpcproc_t proc)
+{
+	return clnt_call(cl, proc, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+			 (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout);
+}
+
+/*
+ * HANGUP's reply arrives though its dispatch routine destroyed the
+ * connection right after svc_sendreply(); the connection then leaves
+ * svc_pollfd, freed only after libtirpc asked for its state (ASan), and
+ * the server serves a new connection.
+ */
+static void check_hangup(const struct server *s)
+{
+	CLIENT *cl = test_client(s), *next;
+	int64_t t0;
+
+	expect_stat(cl, null_call(cl, PROC_HANGUP), RPC_SUCCESS,
+		    "HANGUP, whose dispatch routine replies and then destroys its connection");
+	t0 = now_ms();
+	while (watched_polled) {
+		if (now_ms() - t0 > 3000)
+			fail("the server still polls the destroyed connection 3 s after its reply");
+		usleep(10000);
+	}
+	pass("the server freed the connection %lld ms after the reply arrived",
+	     (long long)(now_ms() - t0));
+	next = test_client(s);
+	expect_stat(next, null_call(next, NULLPROC), RPC_SUCCESS, "NULL on a new connection after it");
+	clnt_destroy(next);
+	clnt_destroy(cl);
+}
+
+/* ---- descriptors libtirpc cannot poll ------------------------------------------------------------ */
+
+/* libtirpc reads _rpc_dtablesize() once: FD_TABLE, raised again after (as a server may raise it). */
+static void fd_table_limit(void)
+{
+	struct rlimit rl, low;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur < 2 * FD_TABLE)
+		fail("RLIMIT_NOFILE below %d", 2 * FD_TABLE);
+	low = (struct rlimit){ FD_TABLE, rl.rlim_max };
+	if (setrlimit(RLIMIT_NOFILE, &low) || _rpc_dtablesize() != FD_TABLE ||
+	    setrlimit(RLIMIT_NOFILE, &rl))
+		fail("cannot make libtirpc's descriptor table %d (it says %d)", FD_TABLE,
+		     _rpc_dtablesize());
+}
+
+/*
+ * With every descriptor below FD_TABLE taken, a connection accepted onto
+ * one above, which xprt_register() would silently leave out, is closed
+ * (the call fails, it does not time out), a listener there is refused
+ * with EMFILE; with them free again the server serves on.
+ */
+static void check_fd_table(const struct server *s)
+{
+	struct sockaddr_storage any = s->rdma_addr;
+	int fds[FD_TABLE], n = 0, fd;
+	enum clnt_stat st = RPC_SYSTEMERROR;
+	CLIENT *cl;
+	SVCXPRT *x;
+	int64_t t0;
+
+	while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0 && fd < FD_TABLE)
+		fds[n++] = fd;
+	if (fd < 0)
+		fail("open(/dev/null): %s", strerror(errno));
+	close(fd);
+	t0 = now_ms();
+	cl = clnt_rdma_tli_create((const struct sockaddr *)&s->rdma_addr, TEST_PROG, TEST_VERS, NULL);
+	if (cl)
+		st = null_call(cl, NULLPROC);
+	if (st == RPC_SUCCESS || st == RPC_TIMEDOUT)
+		fail("a connection the server accepted onto fd >= %d: NULL %s, expected it closed",
+		     FD_TABLE, clnt_sperrno(st));
+	pass("a connection the server accepted onto fd >= %d is closed: %s after %lld ms", FD_TABLE,
+	     cl ? clnt_sperrno(st) : clnt_spcreateerror("connect"), (long long)(now_ms() - t0));
+	if (cl)
+		clnt_destroy(cl);
+	set_port(&any, 0);
+	x = svc_rdma_create((const struct sockaddr *)&any, NULL);
+	if (x || rpc_createerr.cf_stat != RPC_SYSTEMERROR ||
+	    rpc_createerr.cf_error.re_errno != EMFILE)
+		fail("svc_rdma_create with its fd >= %d: %s", FD_TABLE,
+		     x ? "a listener libtirpc does not poll" : clnt_spcreateerror("expected EMFILE"));
+	pass("svc_rdma_create with its fd >= %d: %s", FD_TABLE, strerror(EMFILE));
+	while (n)
+		close(fds[--n]);
+	cl = test_client(s);
+	expect_stat(cl, null_call(cl, NULLPROC), RPC_SUCCESS, "NULL once descriptors are free again");
+	clnt_destroy(cl);
+}
+
 /* ---- wildcard registration ------------------------------------------------------------------- */
 
 static void check_wildcard(const struct server *s, const char *host, bool iwarp)
@@ -628,11 +754,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	iwarp = !strcmp(argv[1], "siw");
+	fd_table_limit();
 	server_start(&addr, s);
 	cl = check_ccp(s, &rep);
 	check_getinfo(cl, &rep, iwarp);
 	check_ccp_not_on_tcp(s);
 	check_reaped(cl);
+	check_hangup(s);
+	check_fd_table(s);
 	check_wildcard(s, argv[2], iwarp);
 	check_listener_gone(s, argv[2]);
 	printf("svc_conn: %s: all checks passed\n", argv[1]);
