@@ -40,10 +40,13 @@ struct svc_rdma_call {
 	uint32_t inv_rkey;
 	const uint8_t *inl;        /* the received message's bytes after the header */
 	uint32_t pull_next;        /* the next read segment to post */
-	uint32_t pull_at, pull_pos;
+	uint32_t pull_done;        /* its bytes posted already (a position-zero one is read in pieces) */
+	uint32_t pull_at;          /* the next position-zero byte, or the next place in a data chunk */
+	uint32_t pull_pos;         /* the data chunk being read: its position */
+	uint32_t pz_segs;          /* read segments at position zero (the first ones) */
 	uint32_t reads_pending;    /* its RDMA Reads posted, not completed */
-	uint32_t pz_area, msg_len, total;
-	uint8_t *rd_buf;           /* the Read sink: position-zero area, then the rebuilt call */
+	uint32_t msg_len, total;
+	uint8_t *rd_buf;           /* the Read sink: the rebuilt call */
 	size_t rd_len;
 	uint32_t rd_lkey;
 	struct ibv_mr *rd_mr;      /* iWARP: the sink's own registration, until its Reads are done */

@@ -105,17 +105,18 @@ static uint32_t svc_rdma_reply_wrs(const struct svc_rdma_call *cl)
 	return cl->hdr.nsegs + 1;
 }
 
+/* Read @len bytes at @offset of segment @seg into @dst. */
 static int svc_rdma_read(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint8_t *dst,
-			 const struct rpcrdma_segment *seg)
+			 const struct rpcrdma_segment *seg, uint32_t offset, uint32_t len)
 {
-	struct ibv_sge sge = { (uintptr_t)dst, seg->length, cl->rd_lkey };
+	struct ibv_sge sge = { (uintptr_t)dst, len, cl->rd_lkey };
 	int rc;
 
-	if (!seg->length)
+	if (!len)
 		return 0;
 	if (svc_rdma_sends_flush(c)) /* a Read must not take a held Send's slot */
 		return -EIO;
-	rc = rpcrdma_ep_post_read(c->ep, &sge, 1, seg->offset, seg->handle,
+	rc = rpcrdma_ep_post_read(c->ep, &sge, 1, seg->offset + offset, seg->handle,
 				  (uint64_t)(cl - c->calls));
 	if (!rc) {
 		cl->reads_pending++;
@@ -215,16 +216,48 @@ static uint64_t svc_rdma_data_bytes(const struct rpcrdma_header *h, uint32_t fir
 	return total;
 }
 
-/* Where read segment @r lands in cl->rd_buf: position-zero segments in turn, data chunks at their position. */
-static uint8_t *svc_rdma_read_dst(struct svc_rdma_call *cl, const struct rpcrdma_read_segment *r)
+/*
+ * Where byte @p of the position-zero chunk goes in the rebuilt call,
+ * each data chunk (from read entry @first on) inserted at its position;
+ * *@run is how many bytes from there on go on in a row (until the next
+ * data chunk's place).  Positions were checked against the chunk.
+ */
+static uint32_t svc_rdma_pz_place(const struct rpcrdma_header *h, uint32_t first, uint32_t p,
+				  uint32_t *run)
+{
+	uint32_t shift = 0;
+
+	*run = UINT32_MAX;
+	for (uint32_t i = first; i < h->nreads;) {
+		uint32_t pos = h->reads[i].position, len = 0;
+
+		while (i < h->nreads && h->reads[i].position == pos)
+			len += h->reads[i++].seg.length;
+		if (pos - shift > p) {
+			*run = pos - shift - p;
+			break;
+		}
+		shift += (uint32_t)rpcrdma_xdr_roundup(len);
+	}
+	return p + shift;
+}
+
+/*
+ * Where the next Read of @cl lands in its sink, and at most how long it
+ * is: every byte goes straight to its place in the rebuilt call, so a
+ * position-zero segment is read in pieces around the data chunks.
+ */
+static uint8_t *svc_rdma_read_dst(struct svc_rdma_call *cl, const struct rpcrdma_read_segment *r,
+				  uint32_t *run)
 {
 	if (!r->position)
-		return cl->rd_buf + cl->pull_at;
+		return cl->rd_buf + svc_rdma_pz_place(&cl->hdr, cl->pz_segs, cl->pull_at, run);
+	*run = UINT32_MAX;
 	if (r->position != cl->pull_pos) {
 		cl->pull_pos = r->position;
 		cl->pull_at = r->position;
 	}
-	return cl->rd_buf + cl->pz_area + cl->pull_at;
+	return cl->rd_buf + cl->pull_at;
 }
 
 /*
@@ -237,14 +270,24 @@ static int svc_rdma_pull_reads(struct svc_rdma_conn *c, struct svc_rdma_call *cl
 
 	while (cl->pull_next < h->nreads && c->reads_pending < c->max_reads) {
 		const struct rpcrdma_read_segment *r = &h->reads[cl->pull_next];
-		int rc = svc_rdma_read(c, cl, svc_rdma_read_dst(cl, r), &r->seg);
+		uint32_t run, len;
+		uint8_t *dst = svc_rdma_read_dst(cl, r, &run);
+		int rc;
 
+		len = r->seg.length - cl->pull_done;
+		if (len > run)
+			len = run;
+		rc = svc_rdma_read(c, cl, dst, &r->seg, cl->pull_done, len);
 		if (rc == -ENOBUFS)
 			break;
 		if (rc)
 			return rc;
-		cl->pull_at += r->seg.length;
-		cl->pull_next++;
+		cl->pull_at += len;
+		cl->pull_done += len;
+		if (cl->pull_done == r->seg.length) {
+			cl->pull_done = 0;
+			cl->pull_next++;
+		}
 	}
 	return 0;
 }
@@ -269,26 +312,30 @@ int svc_rdma_pull_all(struct svc_rdma_conn *c)
 	return 0;
 }
 
-/* Interleave the inline (or position-zero) bytes around the data chunks already in @out. */
-static void svc_rdma_rebuild(const struct rpcrdma_header *h, const uint8_t *src, uint32_t src_len,
-			     uint8_t *out)
+/*
+ * Complete the call around the data chunks already in @out: each one's
+ * XDR padding, and the inline bytes @src of an RDMA_MSG (NULL for an
+ * RDMA_NOMSG, whose position-zero chunk was read in place).
+ */
+static void svc_rdma_rebuild(const struct rpcrdma_header *h, uint32_t first, const uint8_t *src,
+			     uint32_t src_len, uint8_t *out)
 {
-	uint32_t o = 0, s = 0, i = 0;
+	uint32_t o = 0, s = 0, i = first;
 
-	while (i < h->nreads && h->reads[i].position == 0)
-		i++;
 	while (i < h->nreads) {
 		uint32_t pos = h->reads[i].position, len = 0, span;
 
 		while (i < h->nreads && h->reads[i].position == pos)
 			len += h->reads[i++].seg.length;
-		memcpy(out + o, src + s, pos - o);
+		if (src)
+			memcpy(out + o, src + s, pos - o);
 		s += pos - o;
 		span = (uint32_t)rpcrdma_xdr_roundup(len);
 		memset(out + pos + len, 0, span - len);
 		o = pos + span;
 	}
-	memcpy(out + o, src + s, src_len - s);
+	if (src)
+		memcpy(out + o, src + s, src_len - s);
 }
 
 /*
@@ -303,7 +350,7 @@ static int svc_rdma_sink_get(struct svc_rdma_conn *c, struct svc_rdma_call *cl, 
 {
 	int rc;
 
-	/* len is below 2 * RPCRDMA_MAX_RPC_SIZE_LIMIT + 4: a uint32_t */
+	/* len is at most max_rpc_size: a uint32_t */
 	if (c->sinks_pooled) {
 		rc = rpcrdma_replybufs_get(&c->sinks, (uint32_t)len, &cl->rd_pooled);
 		if (rc)
@@ -345,7 +392,7 @@ static int svc_rdma_pull_start(struct svc_rdma_conn *c, struct svc_rdma_call *cl
 	cl->inl = inl;
 	cl->msg_len = inl_len;
 	cl->total = inl_len;
-	cl->pull_next = cl->pull_at = cl->pull_pos = 0;
+	cl->pull_next = cl->pull_at = cl->pull_pos = cl->pull_done = cl->pz_segs = 0;
 	if (!h->nreads)
 		return h->type == RDMA_MSG ? 0 : -EPROTO;
 	if (!c->max_reads)
@@ -358,10 +405,10 @@ static int svc_rdma_pull_start(struct svc_rdma_conn *c, struct svc_rdma_call *cl
 	total = msg_len + svc_rdma_data_bytes(h, first);
 	if (total > c->opts.max_rpc_size)
 		return -EPROTO;
-	cl->pz_area = (uint32_t)rpcrdma_xdr_roundup(pz);
+	cl->pz_segs = first;
 	cl->msg_len = (uint32_t)msg_len;
 	cl->total = (uint32_t)total;
-	return svc_rdma_sink_get(c, cl, cl->pz_area + total);
+	return svc_rdma_sink_get(c, cl, total);
 }
 
 /*
@@ -382,9 +429,9 @@ bool svc_rdma_call_ready(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 		if (cl->pull_next < h->nreads || cl->reads_pending)
 			return false;
 		svc_rdma_sink_close(cl); /* done already, unless no Read was needed (zero lengths) */
-		svc_rdma_rebuild(h, h->type == RDMA_NOMSG ? cl->rd_buf : cl->inl, cl->msg_len,
-				 cl->rd_buf + cl->pz_area);
-		cl->call = cl->rd_buf + cl->pz_area;
+		svc_rdma_rebuild(h, cl->pz_segs, h->type == RDMA_NOMSG ? NULL : cl->inl, cl->msg_len,
+				 cl->rd_buf);
+		cl->call = cl->rd_buf;
 		cl->call_len = cl->total;
 	}
 	return svc_rdma_send_room(c) >= svc_rdma_reply_wrs(cl);
