@@ -53,8 +53,8 @@
  * channel (it is served meanwhile: on IB/RoCE a call may come first).
  * Until then it is half-open, on its listener's list: a listener keeps
  * at most SVC_HALF_OPEN_MAX, and a new one displaces its oldest; one not
- * ESTABLISHED within connect_timeout_ms is destroyed when the listener
- * or any of its connections next has an event (svc_run() has no timer).  So a
+ * ESTABLISHED within connect_timeout_ms is destroyed then (its timer, a
+ * timerfd in its epoll set, wakes svc_run(), which has no timer).  So a
  * peer that never completes its handshakes holds a bounded number of
  * connections for a bounded time, and neither the server thread nor
  * other clients' connects.
@@ -181,6 +181,23 @@ static void svc_rdma_ccp(struct svc_rdma_conn *c, const struct rpc_msg *call)
 	svc_rdma_reply_auth(c, &r, NULL);
 }
 
+/* ---- the connection's timer --------------------------------------------------------- */
+
+/* Make timer_fd readable @ms from now (0: never); a pending expiry is forgotten. */
+static int svc_rdma_timer_set(struct svc_rdma_conn *c, int64_t ms)
+{
+	struct itimerspec t = { .it_value = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L } };
+
+	return timerfd_settime(c->timer_fd, 0, &t, NULL) ? -errno : 0;
+}
+
+static bool svc_rdma_timer_expired(struct svc_rdma_conn *c)
+{
+	uint64_t n;
+
+	return read(c->timer_fd, &n, sizeof(n)) == (ssize_t)sizeof(n);
+}
+
 /* ---- half-open connections ----------------------------------------------------------- */
 
 static struct svc_rdma_half_open *svc_rdma_half_open_get(struct svc_rdma_half_open *h)
@@ -201,6 +218,9 @@ static void svc_rdma_half_open_add(struct svc_rdma_conn *c)
 
 	c->half_open = true;
 	c->open_deadline = rpcrdma_now_ms() + c->opts.connect_timeout_ms;
+	/* wakes its own xp_recv then, whose sweep ends it: svc_run() has no timer */
+	if (svc_rdma_timer_set(c, c->opts.connect_timeout_ms))
+		svc_rdma_conn_kill(c, "arming the connect timer failed", errno);
 	c->ho_prev = h->tail;
 	c->ho_next = NULL;
 	if (h->tail)
@@ -229,6 +249,8 @@ static void svc_rdma_half_open_remove(struct svc_rdma_conn *c)
 	h->count--;
 	c->half_open = false;
 	c->ho_prev = c->ho_next = NULL;
+	if (!c->lingering && svc_rdma_timer_set(c, 0))
+		svc_rdma_conn_kill(c, "disarming the connect timer failed", errno);
 }
 
 /*
@@ -387,37 +409,22 @@ static int svc_rdma_serve_oldest(struct svc_rdma_conn *c, struct rpc_msg *msg)
 }
 
 /*
- * Disconnecting flushes Sends not yet acknowledged, so a closing
- * connection waits for its replies' Sends (posted now), registered
- * with svc_run(): their completions, the peer's disconnect or a timer
- * of SVC_LINGER_MS wake it, so a peer that stops acknowledging holds
- * it no longer and the server thread never waits.
+ * A closing connection may go: its replies are sent, it broke, or it
+ * waited long enough.  Disconnecting flushes Sends not yet
+ * acknowledged, so it waits for its replies' Sends (posted now),
+ * registered with svc_run(): their completions, the peer's disconnect
+ * or its timer (SVC_LINGER_MS) wake it, so a peer that stops
+ * acknowledging holds it no longer and the server thread never waits.
  */
-static int svc_rdma_linger_start(struct svc_rdma_conn *c)
-{
-	struct itimerspec t = { .it_value = { SVC_LINGER_MS / 1000, (SVC_LINGER_MS % 1000) * 1000000L } };
-	struct epoll_event ev = { .events = EPOLLIN };
-
-	c->linger_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (c->linger_fd < 0)
-		return -errno;
-	ev.data.fd = c->linger_fd;
-	if (timerfd_settime(c->linger_fd, 0, &t, NULL) ||
-	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->linger_fd, &ev))
-		return -errno;
-	return 0;
-}
-
-/* A closing connection may go: its replies are sent, it broke, or it waited long enough. */
 static bool svc_rdma_linger_done(struct svc_rdma_conn *c)
 {
-	uint64_t expired;
-
 	if (svc_rdma_sends_flush(c) || svc_rdma_poll_all(c) || !c->replies.in_flight)
 		return true;
-	if (c->linger_fd < 0)
-		return svc_rdma_linger_start(c) != 0; /* without a timer it goes now */
-	return read(c->linger_fd, &expired, sizeof(expired)) == (ssize_t)sizeof(expired);
+	if (!c->lingering) {
+		c->lingering = true;
+		return svc_rdma_timer_set(c, SVC_LINGER_MS) != 0; /* without a timer it goes now */
+	}
+	return svc_rdma_timer_expired(c);
 }
 
 /*
@@ -537,8 +544,8 @@ static void svc_rdma_conn_free(struct svc_rdma_conn *c)
 		close(c->epfd);
 	if (c->yield_fd >= 0)
 		close(c->yield_fd);
-	if (c->linger_fd >= 0)
-		close(c->linger_fd);
+	if (c->timer_fd >= 0)
+		close(c->timer_fd);
 	free(c->reply);
 	free(c->stage);
 	free(c->queue);
@@ -629,11 +636,11 @@ static bool svc_rdma_fd_registrable(int fd)
 
 /*
  * One fd for svc_run(): readable on completions, a cm event (the peer's
- * disconnect) or a yielded round (svc_rdma_stat).
+ * disconnect), a yielded round (svc_rdma_stat) or its timer.
  */
 static int svc_rdma_conn_epoll(struct svc_rdma_conn *c)
 {
-	int fds[3] = { rpcrdma_ep_fd(c->ep), rpcrdma_ep_cm_fd(c->ep), -1 };
+	int fds[4] = { rpcrdma_ep_fd(c->ep), rpcrdma_ep_cm_fd(c->ep), -1, -1 };
 
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epfd < 0)
@@ -643,7 +650,10 @@ static int svc_rdma_conn_epoll(struct svc_rdma_conn *c)
 	c->yield_fd = fds[2] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (c->yield_fd < 0)
 		return -errno;
-	for (int i = 0; i < 3; i++) {
+	c->timer_fd = fds[3] = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (c->timer_fd < 0)
+		return -errno;
+	for (int i = 0; i < 4; i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
 
 		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fds[i], &ev))
@@ -714,7 +724,7 @@ static bool_t svc_rdma_accept(SVCXPRT *xprt, struct rpc_msg *msg)
 			rpcrdma_ep_destroy(ep);
 			continue;
 		}
-		c->epfd = c->yield_fd = c->linger_fd = -1;
+		c->epfd = c->yield_fd = c->timer_fd = -1;
 		c->ep = ep;
 		rpcrdma_replybufs_init(&c->replies, rpcrdma_ep_pd(ep), 0, SVC_REPLY_KEEP, UINT64_MAX);
 		/* iWARP: a Read Response is a tagged write, so a sink needs remote access: per call */

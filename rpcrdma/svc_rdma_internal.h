@@ -104,7 +104,8 @@ struct svc_rdma_conn {
 	bool in_call;              /* the oldest call is dispatched */
 	bool dispatching;          /* xp_recv gave libtirpc a call; its xp_stat comes next */
 	bool closing;              /* destroyed while dispatching: lingers for its replies */
-	int linger_fd;             /* a timerfd in epfd, armed when lingering starts */
+	bool lingering;            /* closing, timer_fd armed for SVC_LINGER_MS */
+	int timer_fd;              /* a timerfd in epfd: the half-open deadline, then the linger */
 	struct svc_rdma_reply *reply; /* the reply being built */
 	/*
 	 * Reply Sends not posted yet: while more calls wait to be served,

@@ -24,14 +24,19 @@
  *               server holds at most SVC_HALF_OPEN_MAX of them and the
  *               first 4 opened are gone (the oldest gave way); on iWARP
  *               (all established) only that a probe is served and that
- *               all are let go once dropped.
+ *               all are let go once dropped;
+ *   idle        (--idle, alone: run once nothing else talks to the server)
+ *               4 held past the connect timeout with no other traffic
+ *               at all: on IB/RoCE the server must have destroyed them
+ *               by then though no event of another connection or of the
+ *               listener woke it, on iWARP it must still hold them.
  * Throughout, a fresh raw connection's NULL call (connect included) must
  * be answered within PROMPT_MS, once a second while connections are
  * held.  Which connections the server holds is read from the kernel
  * (`rdma resource show cm_id`: its cm ids from the server's port to the
  * peer's).  The slowest probe is printed.
  *
- * usage: hostile_half_open [--timeout-ms MS] ADDR PORT
+ * usage: hostile_half_open [--timeout-ms MS] [--idle] ADDR PORT
  * Prints "hostile_half_open: totals SCENARIOS PROBES SLOWEST_MS
  * FAILURES"; exits 1 on any failure.
  */
@@ -50,7 +55,7 @@
 #define CONNECT_MS        5000
 #define GONE_MS           5000  /* the server lets go of dropped connections within this */
 #define HOLD_MS           3000  /* "gone": how long the connections are held */
-#define EXPIRE_SLACK_MS   4000  /* "expire": held this long past the server's connect timeout */
+#define EXPIRE_SLACK_MS   4000  /* "expire", "idle": held this long past the server's connect timeout */
 #define HALF_OPEN_K       4
 #define MAX_PEERS         (SVC_HALF_OPEN_MAX + HALF_OPEN_K)
 
@@ -289,25 +294,29 @@ static void scenario_gone(struct ctx *t)
 	drop_and_check(t, "gone", p, ports, n);
 }
 
-static void scenario_expire(struct ctx *t)
+/* "expire" (probing meanwhile) and "idle" (silent meanwhile). */
+static void scenario_expire(struct ctx *t, const char *what, bool idle)
 {
 	struct raw_peer *p[MAX_PEERS] = { NULL };
 	uint16_t ports[MAX_PEERS];
 	int n = open_many(t, p, ports, HALF_OPEN_K), held;
 
 	t->scenarios++;
-	probe_for(t, "expire", t->timeout_ms + EXPIRE_SLACK_MS);
+	if (idle)
+		raw_sleep_ms(t->timeout_ms + EXPIRE_SLACK_MS);
+	else
+		probe_for(t, what, t->timeout_ms + EXPIRE_SLACK_MS);
 	held = server_holds(t, ports, n);
 	if (t->iwarp && held != n)
-		fail(t, "expire: iWARP: the server holds %d of %d established connections", held, n);
+		fail(t, "%s: iWARP: the server holds %d of %d established connections", what, held, n);
 	else if (!t->iwarp && held != 0)
-		fail(t, "expire: the server still holds %d of %d half-open connections %d ms past its "
-		     "connect timeout", held, n, EXPIRE_SLACK_MS);
+		fail(t, "%s: the server still holds %d of %d half-open connections %d ms past its "
+		     "connect timeout", what, held, n, EXPIRE_SLACK_MS);
 	else
-		printf("  %-12s %d ms past the connect timeout the server holds %d of %d%s\n", "expire",
+		printf("  %-12s %d ms past the connect timeout the server holds %d of %d%s\n", what,
 		       EXPIRE_SLACK_MS, held, n,
 		       t->iwarp ? " (iWARP: established by the kernel, not half-open)" : "");
-	drop_and_check(t, "expire", p, ports, n);
+	drop_and_check(t, what, p, ports, n);
 }
 
 static void scenario_flood(struct ctx *t)
@@ -340,14 +349,19 @@ int main(int argc, char **argv)
 {
 	struct ctx t = { .next_xid = 0x4b000000u ^ (uint32_t)getpid() << 8, .timeout_ms = 10000 };
 	struct raw_peer *p;
+	bool idle = false;
 	int i = 1;
 
 	if (i + 1 < argc && !strcmp(argv[i], "--timeout-ms")) {
 		t.timeout_ms = atoi(argv[i + 1]);
 		i += 2;
 	}
+	if (i < argc && !strcmp(argv[i], "--idle")) {
+		idle = true;
+		i++;
+	}
 	if (argc - i != 2 || t.timeout_ms <= 0) {
-		fprintf(stderr, "usage: hostile_half_open [--timeout-ms MS] ADDR PORT\n");
+		fprintf(stderr, "usage: hostile_half_open [--timeout-ms MS] [--idle] ADDR PORT\n");
 		return 2;
 	}
 	t.addr = argv[i];
@@ -366,10 +380,14 @@ int main(int argc, char **argv)
 	}
 	printf("hostile_half_open: %s port %u (%s), server connect timeout %d ms\n", t.addr, t.port,
 	       t.iwarp ? "iWARP" : "IB/RoCE", t.timeout_ms);
-	scenario_early_call(&t);
-	scenario_gone(&t);
-	scenario_expire(&t);
-	scenario_flood(&t);
+	if (idle) {
+		scenario_expire(&t, "idle", true);
+	} else {
+		scenario_early_call(&t);
+		scenario_gone(&t);
+		scenario_expire(&t, "expire", false);
+		scenario_flood(&t);
+	}
 	printf("hostile_half_open: totals %u %u %lld %u\n", t.scenarios, t.probes, t.slowest_ms,
 	       t.failures);
 	return t.failures ? 1 : 0;
