@@ -215,12 +215,14 @@ static void svc_rdma_half_open_put(struct svc_rdma_half_open *h)
 static void svc_rdma_half_open_add(struct svc_rdma_conn *c)
 {
 	struct svc_rdma_half_open *h = c->half_open_list;
+	int rc;
 
 	c->half_open = true;
 	c->open_deadline = rpcrdma_now_ms() + c->opts.connect_timeout_ms;
 	/* wakes its own xp_recv then, whose sweep ends it: svc_run() has no timer */
-	if (svc_rdma_timer_set(c, c->opts.connect_timeout_ms))
-		svc_rdma_conn_kill(c, "arming the connect timer failed", errno);
+	rc = svc_rdma_timer_set(c, c->opts.connect_timeout_ms);
+	if (rc)
+		svc_rdma_conn_kill(c, "arming the connect timer failed", -rc);
 	c->ho_prev = h->tail;
 	c->ho_next = NULL;
 	if (h->tail)
@@ -235,6 +237,7 @@ static void svc_rdma_half_open_add(struct svc_rdma_conn *c)
 static void svc_rdma_half_open_remove(struct svc_rdma_conn *c)
 {
 	struct svc_rdma_half_open *h = c->half_open_list;
+	int rc;
 
 	if (!c->half_open)
 		return;
@@ -249,8 +252,9 @@ static void svc_rdma_half_open_remove(struct svc_rdma_conn *c)
 	h->count--;
 	c->half_open = false;
 	c->ho_prev = c->ho_next = NULL;
-	if (!c->lingering && svc_rdma_timer_set(c, 0))
-		svc_rdma_conn_kill(c, "disarming the connect timer failed", errno);
+	rc = c->lingering ? 0 : svc_rdma_timer_set(c, 0);
+	if (rc)
+		svc_rdma_conn_kill(c, "disarming the connect timer failed", -rc);
 }
 
 /*

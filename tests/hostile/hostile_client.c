@@ -454,6 +454,7 @@ enum body {
 	B_BAD_HANDLE_WRITE,/* READ of 64 bytes into a write chunk with an unregistered handle */
 	B_GOOD_PZ,         /* control: a valid NOMSG with the NULL call in a read chunk */
 	B_GOOD_PZ_DATA,    /* control: a NOMSG ECHO with a data chunk amid the position-zero one */
+	B_GOOD_PZ_DATA2,   /* control: the same with two data chunks, the second at its end */
 	B_CCP,             /* CONF_RDMA with all three values @arg */
 	B_CCP_NOARGS,      /* CONF_RDMA with no arguments */
 	B_CCP_VERS,        /* CCP version 2 NULL */
@@ -514,6 +515,7 @@ static const struct msg_scenario msg_scenarios[] = {
 	{ "verifier of 404 bytes", B_VERF_LONG, 404, OUT_REPLY, -1, false },
 	{ "position-zero read chunk (control)", B_GOOD_PZ, 0, OUT_REPLY, 0, true },
 	{ "position-zero and data read chunks (control)", B_GOOD_PZ_DATA, 0, OUT_REPLY, 0, true },
+	{ "position-zero and two data chunks (control)", B_GOOD_PZ_DATA2, 0, OUT_REPLY, 0, false },
 	{ "read chunk with an unregistered handle", B_BAD_HANDLE_READ, 0, ERR_OR_CLOSE, -1, true },
 	{ "read chunk beyond registered memory", B_BAD_RANGE_READ, 0, ERR_OR_CLOSE, -1, false },
 	{ "write chunk with an unregistered handle", B_BAD_HANDLE_WRITE, 0, ERR_OR_CLOSE, -1, false },
@@ -608,27 +610,39 @@ static const uint32_t pz_data_tail[2] = { 0x7a7b7c7d, 0x01020304 };
 
 /*
  * An ECHO of 12 bytes rebuilt from both kinds of read chunk: the
- * position-zero chunk (two segments, the second crossing the data
- * chunk's place) carries the call but for the argument's first 3
- * bytes, which a data chunk inserts in the middle (padded to 4).
+ * position-zero chunk carries the call but for the argument's first 3
+ * bytes, which a data chunk inserts in the middle (padded to 4).  With
+ * @two_chunks the argument's last word comes in a second data chunk, at
+ * the end of the position-zero chunk, which is one segment; without,
+ * that segment is two, the second crossing the first chunk's place.
  */
-static void body_nomsg_pz_data(struct raw_xdr *x, uint32_t xid, struct raw_peer *p)
+static void body_nomsg_pz_data(struct raw_xdr *x, uint32_t xid, struct raw_peer *p,
+			       bool two_chunks)
 {
-	uint32_t rkey = raw_peer_mem_rkey(p), at;
-	struct raw_xdr call;
+	uint32_t rkey = raw_peer_mem_rkey(p), at, pz;
+	struct raw_xdr call, last;
 
 	raw_xdr_init(&call, raw_peer_mem(p) + PZ_OFFSET, 128);
 	raw_xdr_rpc_call(&call, xid, RDMATEST_PROG, 1, RDMATEST_ECHO);
 	at = (uint32_t)call.len + 4; /* after the length word */
 	raw_xdr_u32(&call, 12);
 	raw_xdr_u32(&call, pz_data_tail[0]);
-	raw_xdr_u32(&call, pz_data_tail[1]);
+	if (!two_chunks)
+		raw_xdr_u32(&call, pz_data_tail[1]);
+	pz = (uint32_t)call.len;
 	memcpy(raw_peer_mem(p) + PZ_OFFSET + 256, pz_data_head, sizeof(pz_data_head));
+	raw_xdr_init(&last, raw_peer_mem(p) + PZ_OFFSET + 260, 4);
+	raw_xdr_u32(&last, pz_data_tail[1]);
 	raw_xdr_rdma_hdr(x, xid, 1, 32, RDMA_NOMSG);
-	raw_xdr_read_entry(x, 0, rkey, at - 8, raw_peer_mem_addr(p, PZ_OFFSET));
-	raw_xdr_read_entry(x, 0, rkey, (uint32_t)call.len - (at - 8),
-			   raw_peer_mem_addr(p, PZ_OFFSET + at - 8));
+	if (two_chunks) {
+		raw_xdr_read_entry(x, 0, rkey, pz, raw_peer_mem_addr(p, PZ_OFFSET));
+	} else {
+		raw_xdr_read_entry(x, 0, rkey, at - 8, raw_peer_mem_addr(p, PZ_OFFSET));
+		raw_xdr_read_entry(x, 0, rkey, pz - (at - 8), raw_peer_mem_addr(p, PZ_OFFSET + at - 8));
+	}
 	raw_xdr_read_entry(x, at, rkey, sizeof(pz_data_head), raw_peer_mem_addr(p, PZ_OFFSET + 256));
+	if (two_chunks)
+		raw_xdr_read_entry(x, at + 8, rkey, 4, raw_peer_mem_addr(p, PZ_OFFSET + 260));
 	raw_xdr_list_end(x);
 	raw_xdr_list_end(x);
 	raw_xdr_list_end(x);
@@ -766,7 +780,8 @@ static uint32_t build_msg(struct ctx *t, const struct msg_scenario *s, uint32_t 
 		body_nomsg_pz(&x, xid, p, raw_peer_mem_rkey(p), raw_peer_mem_addr(p, PZ_OFFSET));
 		break;
 	case B_GOOD_PZ_DATA:
-		body_nomsg_pz_data(&x, xid, p);
+	case B_GOOD_PZ_DATA2:
+		body_nomsg_pz_data(&x, xid, p, s->body == B_GOOD_PZ_DATA2);
 		break;
 	case B_BAD_HANDLE_READ:
 		body_nomsg_pz(&x, xid, p, raw_peer_mem_rkey(p) ^ 0x00ffff00u,
@@ -837,7 +852,8 @@ static void run_msg_scenario(struct ctx *t, const struct msg_scenario *s)
 	if (judge(t, s->name, xid, s->allowed, &a) && a.kind == OUT_REPLY && s->accept_stat >= 0 &&
 	    a.accept_stat != (uint32_t)s->accept_stat)
 		fail(t, "%s: accept_stat %u, want %d", s->name, a.accept_stat, s->accept_stat);
-	if (s->body == B_GOOD_PZ_DATA && a.kind == OUT_REPLY && !pz_data_echoed(&a))
+	if ((s->body == B_GOOD_PZ_DATA || s->body == B_GOOD_PZ_DATA2) && a.kind == OUT_REPLY &&
+	    !pz_data_echoed(&a))
 		fail(t, "%s: ECHO result %08x %08x %08x %08x, want 12 bytes d1d2d300 %08x %08x",
 		     s->name, a.body[0], a.body[1], a.body[2], a.body[3], pz_data_tail[0],
 		     pz_data_tail[1]);
