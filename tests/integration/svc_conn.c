@@ -22,7 +22,7 @@
  * - a dispatch routine may svc_destroy() its own connection after
  *   replying: the reply arrives, the connection goes once libtirpc is
  *   done with it (ASan sees any use after its free), and new ones are
- *   served;
+ *   served; without replying: the call fails at once (RPC_CANTRECV);
  * - with libtirpc's descriptor table (_rpc_dtablesize()) smaller than
  *   RLIMIT_NOFILE, a connection accepted onto a descriptor beyond it is
  *   closed, not left unserved, and a listener there is refused;
@@ -76,6 +76,7 @@
 #define PROC_INFO     1u     /* result: INFO_WORDS words, see info_words() */
 #define PROC_BYTES    2u     /* argument n, result n bytes of bytes_of(): DDP-eligible */
 #define PROC_HANGUP   3u     /* replies, then its dispatch routine destroys the connection */
+#define PROC_DROP     4u     /* its dispatch routine destroys the connection without a reply */
 #define BYTES_LEN     (64u << 10)
 #define INFO_WORDS    18u
 #define SERVER_CREDITS 24u
@@ -230,6 +231,8 @@ static void test_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 		watched_polled = true;
 		svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
 		svc_destroy(xprt); /* libtirpc asks xprt for its state after this returns */
+	} else if (rq->rq_proc == PROC_DROP) {
+		svc_destroy(xprt);
 	} else if (rq->rq_proc == PROC_INFO) {
 		info_words(xprt, w);
 		watched_polled = svc_polls(xprt->xp_fd);
@@ -533,6 +536,13 @@ static void check_hangup(const struct server *s)
 	}
 	pass("the server freed the connection %lld ms after the reply arrived",
 	     (long long)(now_ms() - t0));
+	clnt_destroy(cl);
+	cl = test_client(s);
+	t0 = now_ms();
+	expect_stat(cl, null_call(cl, PROC_DROP), RPC_CANTRECV,
+		    "DROP, whose dispatch routine destroys its connection without a reply");
+	if (now_ms() - t0 > 3000)
+		fail("DROP failed only after %lld ms", (long long)(now_ms() - t0));
 	clnt_destroy(cl);
 	next = test_client(s);
 	expect_stat(next, clnt_call(next, PROC_INFO, (xdrproc_t)(void (*)(void))xdr_void, NULL,
