@@ -473,23 +473,29 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Wait until the server polls watched_fd no more, at most @ms after @since; the ms waited. */
+static long long await_unwatched(int64_t ms, const char *since)
+{
+	int64_t t0 = now_ms();
+
+	while (watched_polled) {
+		if (now_ms() - t0 > ms)
+			fail("the server still polls the connection %lld ms after %s", (long long)ms,
+			     since);
+		usleep(10000);
+	}
+	return now_ms() - t0;
+}
+
 /* @cl served PROC_INFO; after clnt_destroy() its server transport must go. */
 static void check_reaped(CLIENT *cl)
 {
-	int64_t t0;
-
 	if (watched_fd < 0 || !watched_polled)
 		fail("the connection that served INFO (fd %d) is not in svc_pollfd", (int)watched_fd);
 	pass("the connection's fd %d is polled by the server", (int)watched_fd);
-	t0 = now_ms();
 	clnt_destroy(cl);
-	while (watched_polled) {
-		if (now_ms() - t0 > 1000)
-			fail("the server still polls the connection 1 s after clnt_destroy()");
-		usleep(10000);
-	}
 	pass("the server destroyed the connection %lld ms after clnt_destroy()",
-	     (long long)(now_ms() - t0));
+	     await_unwatched(1000, "clnt_destroy()"));
 }
 
 /* ---- a dispatch routine that destroys its connection ----------------------------------------- */
@@ -528,14 +534,8 @@ static void check_hangup(const struct server *s)
 
 	expect_stat(cl, null_call(cl, PROC_HANGUP), RPC_SUCCESS,
 		    "HANGUP, whose dispatch routine replies and then destroys its connection");
-	t0 = now_ms();
-	while (watched_polled) {
-		if (now_ms() - t0 > 3000)
-			fail("the server still polls the destroyed connection 3 s after its reply");
-		usleep(10000);
-	}
 	pass("the server freed the connection %lld ms after the reply arrived",
-	     (long long)(now_ms() - t0));
+	     await_unwatched(3000, "its reply"));
 	clnt_destroy(cl);
 	cl = test_client(s);
 	t0 = now_ms();
