@@ -155,6 +155,17 @@ enum rpcrdma_mpa_status rpcrdma_rd_respond(const struct rpcrdma_rd_limits *dev,
 	return st;
 }
 
+enum rpcrdma_mpa_status rpcrdma_rd_respond_ib(const struct rpcrdma_rd_limits *dev,
+					      const struct rpcrdma_rd_depths *want,
+					      const struct rpcrdma_rd_depths *initiator,
+					      struct rpcrdma_rd_choice *out)
+{
+	rpcrdma_rd_respond(dev, want, initiator, out);
+	out->local.ird = min_u32(rpcrdma_rd_request(dev, want).ird, initiator->ord);
+	out->wire.ird = out->local.ird;
+	return RPCRDMA_MPA_OK;
+}
+
 enum rpcrdma_mpa_status rpcrdma_rd_finish(const struct rpcrdma_rd_limits *dev,
 					  const struct rpcrdma_rd_depths *requested,
 					  const struct rpcrdma_rd_depths *responder,

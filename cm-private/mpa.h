@@ -120,6 +120,18 @@ enum rpcrdma_mpa_status rpcrdma_rd_respond(const struct rpcrdma_rd_limits *dev,
 					   struct rpcrdma_rd_choice *out);
 
 /*
+ * rpcrdma_rd_respond_ib - the responder's choice on InfiniBand and RoCE:
+ * as rpcrdma_rd_respond(), but our IRD never exceeds the initiator's ORD,
+ * since the IB CM makes the REP's responder_resources the initiator's
+ * ORD as it is (a larger one could pass its device's limit).  Returns
+ * RPCRDMA_MPA_OK.
+ */
+enum rpcrdma_mpa_status rpcrdma_rd_respond_ib(const struct rpcrdma_rd_limits *dev,
+					      const struct rpcrdma_rd_depths *want,
+					      const struct rpcrdma_rd_depths *initiator,
+					      struct rpcrdma_rd_choice *out);
+
+/*
  * rpcrdma_rd_finish - the initiator's final depths from the reply:
  * ORD at most the responder's IRD, IRD at least the responder's ORD.
  * Returns RPCRDMA_MPA_OK, or RPCRDMA_MPA_INSUFFICIENT_IRD when the

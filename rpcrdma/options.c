@@ -43,6 +43,7 @@ static int options_check(const struct rpcrdma_options *o)
 	    o->inline_recv > 262144 || !o->credits || o->credits > 1024 ||
 	    o->max_rpc_size < o->inline_send || o->max_rpc_size < o->inline_recv ||
 	    o->max_rpc_size > RPCRDMA_MAX_RPC_SIZE_LIMIT ||
+	    !o->ird || !o->ord ||
 	    o->connect_timeout_ms <= 0 || o->ack_timeout > 31 || o->tos < -1 || o->tos > 255 ||
 	    !o->reply_batch || o->reply_batch > RPCRDMA_REPLY_BATCH_MAX ||
 	    o->call_timeout.tv_sec < 0 || o->call_timeout.tv_usec < 0 ||

@@ -301,6 +301,7 @@ static int ep_query_device(struct rpcrdma_ep *ep)
 						   RPCRDMA_CM_DEPTH_MAX);
 	ep->info.device_has_mw = attr.device_cap_flags &
 				 (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+	ep->device_has_swi = attr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS;
 	ep->rxe_wc_flags = attr.vendor_id == RPCRDMA_RXE_VENDOR_ID;
 	if (attr.vendor_id == RPCRDMA_SIW_VENDOR_ID)
 		ep->siw_guarded = rpcrdma_device_siw_guard_get(ep->id->verbs);
@@ -620,8 +621,11 @@ static void ep_take_request(struct rpcrdma_ep *ep, const struct rdma_conn_param 
 	ep->info.peer_pd = rpcrdma_private_data_decode(conn->private_data,
 						       conn->private_data_len, &peer);
 	ep->info.inline_params = rpcrdma_private_data_negotiate(&ep->local_pd, &peer);
-	/* INSUFFICIENT_IRD still leaves a usable choice: the initiator lowers its ORD. */
-	rpcrdma_rd_respond(&ep->info.dev, &ep->params.rd, &initiator, &choice);
+	/* INSUFFICIENT_IRD (iWARP) still leaves a usable choice: the initiator lowers its ORD. */
+	if (ep->info.transport == IBV_TRANSPORT_IWARP)
+		rpcrdma_rd_respond(&ep->info.dev, &ep->params.rd, &initiator, &choice);
+	else
+		rpcrdma_rd_respond_ib(&ep->info.dev, &ep->params.rd, &initiator, &choice);
 	ep->info.rd = choice.local;
 }
 
@@ -647,6 +651,11 @@ static int ep_accept(struct rpcrdma_ep *ep, const struct rdma_conn_param *reques
 	rc = ep_cm_options_set(ep);
 	if (!rc)
 		rc = ep_create_resources(ep);
+	if (!rc && ep->params.remote_invalidate && !ep->device_has_swi) {
+		/* R offers Send With Invalidate, which this device cannot post (RFC 8797 3.2) */
+		ep->params.remote_invalidate = false;
+		rc = pd_msg_encode(&ep->params, &ep->local_pd, ep->pd_msg);
+	}
 	if (rc)
 		return rc;
 	ep_take_request(ep, request);

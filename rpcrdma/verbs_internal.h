@@ -48,6 +48,7 @@ struct rpcrdma_ep {
 	bool stopped;            /* rpcrdma_ep_stop: QP gone, disconnected */
 	bool siw_guarded;        /* holds the siw key guard of its context (devices.c) */
 	bool connect_unanswered; /* rdma_connect went out, no answer yet */
+	bool device_has_swi;     /* the device posts Send With Invalidate (memory management extensions) */
 	struct rpcrdma_ep_params params;
 	struct rpcrdma_private_data local_pd;
 	uint8_t pd_msg[RPCRDMA_PD_BYTES];

@@ -174,6 +174,25 @@ Test(mpa, responder_ird_covers_initiator_ord)
 	cr_assert_eq(c.wire.ird, 16);
 }
 
+Test(mpa, ib_responder_ird_stays_within_initiator_ord)
+{
+	struct rpcrdma_rd_depths want = { 32, 8 };
+	struct rpcrdma_rd_depths init = { .ird = 16, .ord = 12 };
+	struct rpcrdma_rd_choice c;
+
+	/* iWARP (RFC 6581): our IRD covers the initiator's ORD, and may exceed it */
+	cr_assert_eq(rpcrdma_rd_respond(&dev, &want, &init, &c), RPCRDMA_MPA_OK);
+	cr_assert_eq(c.local.ird, 16);
+	/* IB: the REP's responder_resources becomes the initiator's ORD as it is */
+	cr_assert_eq(rpcrdma_rd_respond_ib(&dev, &want, &init, &c), RPCRDMA_MPA_OK);
+	cr_assert_eq(c.local.ird, 12);
+	cr_assert_eq(c.wire.ird, 12);
+	cr_assert_eq(c.local.ord, 8);
+	want.ird = 4;
+	cr_assert_eq(rpcrdma_rd_respond_ib(&dev, &want, &init, &c), RPCRDMA_MPA_OK);
+	cr_assert_eq(c.local.ird, 4, "our own IRD when it is the smaller");
+}
+
 Test(mpa, responder_echoes_no_auto_marker)
 {
 	struct rpcrdma_rd_depths want = { 3, 5 };

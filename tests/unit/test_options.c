@@ -116,6 +116,14 @@ Test(options, bad_values_are_refused)
 	rpcrdma_options_init(&o);
 	o.connect_timeout_ms = 0;
 	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	rpcrdma_options_init(&o); /* a server pulls read chunks, a client is read from */
+	o.ird = 0;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	rpcrdma_options_init(&o);
+	o.ord = 0;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.ord = 1;
+	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
 	rpcrdma_options_init(&o);
 	o.ack_timeout = 32;
 	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
