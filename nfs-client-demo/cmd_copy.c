@@ -26,13 +26,23 @@ static void summary(const struct cli *c, const char *what, uint64_t bytes, doubl
 }
 
 /*
- * get's local file: created (then *@created), or an existing one opened
- * as it is.  Not through a dangling symbolic link (cp(1) refuses one too).
+ * get's local file: created with the remote file's permission bits
+ * @mode (as cp(1): less the umask), then *@created, or an existing one
+ * opened as it is.  Not through a dangling symbolic link (cp(1) refuses
+ * one too), nor into a FIFO: opening one waits for a reader, and the
+ * READs' data is written at its offsets.
  */
-static int get_open(const char *local, bool *created)
+static int get_open(const char *local, uint32_t mode, bool *created)
 {
-	int fd = open(local, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	struct stat sb;
+	int fd;
 
+	*created = false;
+	if (!stat(local, &sb) && S_ISFIFO(sb.st_mode)) {
+		errno = ESPIPE;
+		return -1;
+	}
+	fd = open(local, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)(mode & 0777));
 	*created = fd >= 0;
 	if (fd < 0 && errno == EEXIST)
 		fd = open(local, O_WRONLY | O_CLOEXEC);
@@ -52,7 +62,7 @@ int cmd_get(struct cli *c, const struct cli_command *cmd)
 
 	if (nfs_failed(st))
 		return cli_fail(c, remote, st);
-	fd = get_open(local, &created);
+	fd = get_open(local, n.attr.mode, &created);
 	if (fd < 0)
 		return cli_fail(c, local, nfs_local_err(errno));
 	t0 = progress_now();
@@ -122,7 +132,8 @@ int cmd_put(struct cli *c, const struct cli_command *cmd)
 	struct stat sb;
 	bool created;
 	double t0;
-	int fd = open(local, O_RDONLY | O_CLOEXEC);
+	/* not blocking on a FIFO's open, refused below; reads of a regular file never block */
+	int fd = open(local, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0 || fstat(fd, &sb)) {
 		st = nfs_local_err(errno);

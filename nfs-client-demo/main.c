@@ -140,6 +140,8 @@ static int parse_bench(int argc, char **argv, struct cli_command *cmd)
 	for (int i = 1; i < argc; i += 2) {
 		const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (strcmp(opt, "--size") && strcmp(opt, "--threads") && strcmp(opt, "--seconds"))
+			return usage_error("bench: unknown option '%s'", opt);
 		if (!val)
 			return usage_error("bench: option '%s' requires an argument", opt);
 		if (!strcmp(opt, "--size") && parse_number(val, 1, NFS_SESSION_IO_MAX, &v))
@@ -148,8 +150,6 @@ static int parse_bench(int argc, char **argv, struct cli_command *cmd)
 			cmd->bench_threads = (unsigned int)v;
 		else if (!strcmp(opt, "--seconds") && parse_number(val, 1, 3600, &v))
 			cmd->bench_seconds = (double)v;
-		else if (strcmp(opt, "--size") && strcmp(opt, "--threads") && strcmp(opt, "--seconds"))
-			return usage_error("bench: unknown option '%s'", opt);
 		else
 			return usage_error("bench: invalid value '%s'", val);
 	}

@@ -104,7 +104,7 @@ static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t w
 
 	numeric_host(s, host, sizeof(host));
 	if (nc) {
-		s->mnt = clnt_tp_create(host, MOUNT_PROGRAM, MOUNT_V3, nc);
+		s->mnt = clnt_tp_create_timed(host, MOUNT_PROGRAM, MOUNT_V3, nc, &s->tv); /* rpcbind too */
 		freenetconfigent(nc);
 	}
 	if (!s->mnt) {

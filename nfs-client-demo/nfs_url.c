@@ -101,15 +101,34 @@ static const char *parse_query_item(const char *s, size_t len, struct nfs_url *u
 	return "unknown query key (known: proto, uid, gid)";
 }
 
+/* A bit for the known key of query item @s (@len bytes), 0 for none. */
+static unsigned query_key_bit(const char *s, size_t len)
+{
+	static const char *const keys[] = { "proto", "uid", "gid" };
+	const char *eq = memchr(s, '=', len);
+	size_t klen = eq ? (size_t)(eq - s) : len;
+
+	for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (klen == strlen(keys[i]) && !memcmp(s, keys[i], klen))
+			return 1u << i;
+	return 0;
+}
+
 static const char *parse_query(const char *q, struct nfs_url *url)
 {
+	unsigned seen = 0;
+
+	if (!*q)
+		return "empty query";
 	while (*q) {
 		const char *amp = strchr(q, '&');
 		size_t len = amp ? (size_t)(amp - q) : strlen(q);
-		const char *err = parse_query_item(q, len, url);
+		unsigned bit = query_key_bit(q, len);
+		const char *err = bit & seen ? "repeated query key" : parse_query_item(q, len, url);
 
 		if (err)
 			return err;
+		seen |= bit;
 		q += len + (amp != NULL);
 		if (amp && !*q)
 			return "empty query item";
@@ -134,9 +153,7 @@ const char *nfs_url_parse(const char *text, struct nfs_url *url)
 	err = parse_authority(auth, path, url, &has_port);
 	if (err)
 		return err;
-	plen = query ? (size_t)(query - path) : strlen(path);
-	if (plen < 2)
-		return "missing export path";
+	plen = query ? (size_t)(query - path) : strlen(path); /* "/" alone is the root export */
 	if (!copy_bounded(url->export_path, sizeof(url->export_path), path, plen))
 		return "export path too long";
 	if (strchr(url->export_path, '#'))

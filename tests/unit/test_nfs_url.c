@@ -56,10 +56,22 @@ Test(nfs_url, credentials)
 	cr_assert_eq(u.uid, 4294967295u);
 }
 
+Test(nfs_url, root_export)
+{
+	struct nfs_url u;
+
+	cr_assert_null(nfs_url_parse("nfs://h/", &u));
+	cr_assert_str_eq(u.export_path, "/");
+	cr_assert_null(nfs_url_parse("nfs://h/?proto=tcp", &u));
+	cr_assert_str_eq(u.export_path, "/");
+	cr_assert_eq(u.proto, NFS_URL_PROTO_TCP);
+}
+
 Test(nfs_url, rejects_malformed)
 {
 	static const char *bad[] = {
-		"", "nfs:/h/e", "http://h/e", "nfs://", "nfs://h", "nfs://h/", "nfs:///e",
+		"", "nfs:/h/e", "http://h/e", "nfs://", "nfs://h", "nfs:///e", "nfs://h/e?",
+		"nfs://h/e?proto=tcp&proto=rdma", "nfs://h/e?uid=1&gid=2&uid=1",
 		"nfs://h:/e", "nfs://h:0/e", "nfs://h:65536/e", "nfs://h:12a/e", "nfs://h:-1/e",
 		"nfs://[2001:db8::1/e", "nfs://[host]/e", "nfs://[::1]x/e", "nfs://h?proto=tcp/e",
 		"nfs://h/e?proto=udp", "nfs://h/e?proto", "nfs://h/e?uid=-1", "nfs://h/e?uid=",
