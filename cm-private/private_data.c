@@ -65,18 +65,11 @@ static const uint8_t *find_format_id(const uint8_t *buf, size_t len)
 	return NULL;
 }
 
-enum rpcrdma_pd_status rpcrdma_private_data_decode(const uint8_t *buf, size_t len,
-						   struct rpcrdma_private_data *pd)
+/* One candidate message at @msg, @left bytes before the end. */
+static enum rpcrdma_pd_status candidate_decode(const uint8_t *msg, size_t left,
+					       struct rpcrdma_private_data *pd)
 {
-	const uint8_t *msg;
-
-	*pd = defaults;
-	if (!buf || !len)
-		return RPCRDMA_PD_ABSENT;
-	msg = find_format_id(buf, len);
-	if (!msg)
-		return RPCRDMA_PD_NO_FORMAT_ID;
-	if ((size_t)(buf + len - msg) < RPCRDMA_PD_BYTES)
+	if (left < RPCRDMA_PD_BYTES)
 		return RPCRDMA_PD_SHORT;
 	if (msg[4] != RPCRDMA_PD_VERSION)
 		return RPCRDMA_PD_BAD_VERSION;
@@ -84,6 +77,30 @@ enum rpcrdma_pd_status rpcrdma_private_data_decode(const uint8_t *buf, size_t le
 	pd->send_size = size_decode(msg[6]);
 	pd->recv_size = size_decode(msg[7]);
 	return RPCRDMA_PD_OK;
+}
+
+/*
+ * Other data before ours may hold the format identifier's bytes by
+ * chance (RFC 8797 section 7): a candidate that does not decode is
+ * skipped, and the first one's failure reported when none does.
+ */
+enum rpcrdma_pd_status rpcrdma_private_data_decode(const uint8_t *buf, size_t len,
+						   struct rpcrdma_private_data *pd)
+{
+	enum rpcrdma_pd_status first = RPCRDMA_PD_NO_FORMAT_ID, st;
+	const uint8_t *msg;
+
+	*pd = defaults;
+	if (!buf || !len)
+		return RPCRDMA_PD_ABSENT;
+	for (size_t at = 0; (msg = find_format_id(buf + at, len - at)); at = (size_t)(msg - buf) + 1) {
+		st = candidate_decode(msg, (size_t)(buf + len - msg), pd);
+		if (st == RPCRDMA_PD_OK)
+			return st;
+		if (first == RPCRDMA_PD_NO_FORMAT_ID)
+			first = st;
+	}
+	return first;
 }
 
 /* What the peer read of our @size: the encoding carries whole KiB only. */

@@ -132,6 +132,21 @@ Test(private_data, found_at_any_offset_after_other_data)
 	cr_assert_eq(pd.send_size, 1024);
 }
 
+Test(private_data, a_bad_candidate_before_ours_is_skipped)
+{
+	/* other data holding the identifier's bytes with version 2, then ours */
+	uint8_t b[20] = { 0xf6, 0xab, 0x0e, 0x18, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
+			  0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x07 };
+
+	cr_assert_eq(rpcrdma_private_data_decode(b, 18, &pd), RPCRDMA_PD_OK);
+	cr_assert(pd.remote_invalidate);
+	cr_assert_eq(pd.send_size, 4 * 1024);
+	cr_assert_eq(pd.recv_size, 8 * 1024);
+	/* ours cut short too: the first candidate's failure, and the defaults */
+	cr_assert_eq(rpcrdma_private_data_decode(b, 17, &pd), RPCRDMA_PD_BAD_VERSION);
+	assert_defaults();
+}
+
 Test(private_data, reserved_bits_are_ignored)
 {
 	static const uint8_t b[] = { 0xf6, 0xab, 0x0e, 0x18, 0x01, 0xfe, 0x00, 0x00 };
