@@ -172,18 +172,11 @@ Test(mpa, responder_ird_covers_initiator_ord)
 	cr_assert_eq(rpcrdma_rd_respond(&dev, &want, &init, &c), RPCRDMA_MPA_INSUFFICIENT_IRD);
 	cr_assert_eq(c.local.ird, 16);
 	cr_assert_eq(c.wire.ird, 16);
-}
-
-Test(mpa, ib_responder_ird_stays_within_initiator_ord)
-{
-	struct rpcrdma_rd_depths want = { 32, 8 };
-	struct rpcrdma_rd_depths init = { .ird = 16, .ord = 12 };
-	struct rpcrdma_rd_choice c;
-
-	/* iWARP (RFC 6581): our IRD covers the initiator's ORD, and may exceed it */
+	/* iWARP: our IRD may exceed the initiator's ORD; IB: never (the REP's becomes its ORD) */
+	want.ird = 32;
+	init.ord = 12;
 	cr_assert_eq(rpcrdma_rd_respond(&dev, &want, &init, &c), RPCRDMA_MPA_OK);
 	cr_assert_eq(c.local.ird, 16);
-	/* IB: the REP's responder_resources becomes the initiator's ORD as it is */
 	cr_assert_eq(rpcrdma_rd_respond_ib(&dev, &want, &init, &c), RPCRDMA_MPA_OK);
 	cr_assert_eq(c.local.ird, 12);
 	cr_assert_eq(c.wire.ird, 12);
