@@ -310,6 +310,13 @@ static bool_t xdr_short_req(XDR *x, struct rpcrdma_config_req *req)
 	return xdr_uint32_t(x, &req->maxcall_sendsize) && xdr_uint32_t(x, &req->maxreply_sendsize);
 }
 
+/* Procedure @proc with no arguments and no result. */
+static enum clnt_stat void_call(CLIENT *cl, rpcproc_t proc)
+{
+	return clnt_call(cl, proc, (xdrproc_t)(void (*)(void))xdr_void, NULL,
+			 (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout);
+}
+
 static enum clnt_stat ccp_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs,
 			       struct rpcrdma_config_req *req, struct rpcrdma_config_reply *rep)
 {
@@ -335,12 +342,10 @@ static void check_ccp_errors(CLIENT *cl)
 	expect_stat(cl, ccp_call(cl, RPCRDMA_CCP_PROC_CONF_RDMA, (xdrproc_t)xdr_rpcrdma_config_req,
 				 &tiny, &rep),
 		    RPC_CANTDECODEARGS, "CONF_RDMA with maxcall_sendsize 512");
-	expect_stat(cl, clnt_call(cl, 2, (xdrproc_t)(void (*)(void))xdr_void, NULL,
-				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+	expect_stat(cl, void_call(cl, 2),
 		    RPC_PROCUNAVAIL, "CCP procedure 2");
 	clnt_control(cl, CLSET_VERS, (char *)&v);
-	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
-				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+	expect_stat(cl, void_call(cl, NULLPROC),
 		    RPC_PROGVERSMISMATCH, "CCP version 2");
 	v = RPCRDMA_CCP_VERSION;
 	clnt_control(cl, CLSET_VERS, (char *)&v);
@@ -369,8 +374,7 @@ static CLIENT *check_ccp(const struct server *s, struct rpcrdma_config_reply *ou
 		fail("clnt_rdma_tli_create: %s", clnt_spcreateerror("CCP client"));
 	if (clnt_rdma_getinfo(cl, &ci))
 		fail("clnt_rdma_getinfo failed");
-	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
-				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+	expect_stat(cl, void_call(cl, NULLPROC),
 		    RPC_SUCCESS, "CCP NULL");
 	expect_stat(cl, ccp_call(cl, RPCRDMA_CCP_PROC_CONF_RDMA, (xdrproc_t)xdr_rpcrdma_config_req,
 				 &req, &rep),
@@ -456,8 +460,7 @@ static void check_ccp_not_on_tcp(const struct server *s)
 	cl = clnt_vc_create(fd, &nb, RPCRDMA_CCP_PROGRAM, RPCRDMA_CCP_VERSION, 0, 0);
 	if (!cl)
 		fail("clnt_vc_create: %s", clnt_spcreateerror("TCP client"));
-	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
-				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+	expect_stat(cl, void_call(cl, NULLPROC),
 		    RPC_PROGUNAVAIL, "CCP NULL over TCP");
 	clnt_destroy(cl);
 	close(fd);
@@ -513,12 +516,6 @@ static CLIENT *test_client(const struct server *s)
 	return cl;
 }
 
-static enum clnt_stat null_call(CLIENT *cl, rpcproc_t proc)
-{
-	return clnt_call(cl, proc, (xdrproc_t)(void (*)(void))xdr_void, NULL,
-			 (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout);
-}
-
 /*
  * HANGUP's reply arrives though its dispatch routine destroyed the
  * connection right after svc_sendreply(); the connection then leaves
@@ -532,14 +529,14 @@ static void check_hangup(const struct server *s)
 	uint32_t w[INFO_WORDS];
 	int64_t t0;
 
-	expect_stat(cl, null_call(cl, PROC_HANGUP), RPC_SUCCESS,
+	expect_stat(cl, void_call(cl, PROC_HANGUP), RPC_SUCCESS,
 		    "HANGUP, whose dispatch routine replies and then destroys its connection");
 	pass("the server freed the connection %lld ms after the reply arrived",
 	     await_unwatched(3000, "its reply"));
 	clnt_destroy(cl);
 	cl = test_client(s);
 	t0 = now_ms();
-	expect_stat(cl, null_call(cl, PROC_DROP), RPC_CANTRECV,
+	expect_stat(cl, void_call(cl, PROC_DROP), RPC_CANTRECV,
 		    "DROP, whose dispatch routine destroys its connection without a reply");
 	if (now_ms() - t0 > 3000)
 		fail("DROP failed only after %lld ms", (long long)(now_ms() - t0));
@@ -590,7 +587,7 @@ static void check_fd_table(const struct server *s)
 	t0 = now_ms();
 	cl = clnt_rdma_tli_create((const struct sockaddr *)&s->rdma_addr, TEST_PROG, TEST_VERS, NULL);
 	if (cl)
-		st = null_call(cl, NULLPROC);
+		st = void_call(cl, NULLPROC);
 	if (st == RPC_SUCCESS || st == RPC_TIMEDOUT)
 		fail("a connection the server accepted onto fd >= %d: NULL %s, expected it closed",
 		     FD_TABLE, clnt_sperrno(st));
@@ -608,7 +605,7 @@ static void check_fd_table(const struct server *s)
 	while (n)
 		close(fds[--n]);
 	cl = test_client(s);
-	expect_stat(cl, null_call(cl, NULLPROC), RPC_SUCCESS, "NULL once descriptors are free again");
+	expect_stat(cl, void_call(cl, NULLPROC), RPC_SUCCESS, "NULL once descriptors are free again");
 	clnt_destroy(cl);
 }
 
@@ -637,8 +634,7 @@ static void check_wildcard(const struct server *s, const char *host, bool iwarp)
 	cl = clnt_rdma_create(host, WILD_PROG, TEST_VERS, netid, &o);
 	if (!cl)
 		fail("clnt_rdma_create(%s): %s", host, clnt_spcreateerror("wildcard"));
-	expect_stat(cl, clnt_call(cl, NULLPROC, (xdrproc_t)(void (*)(void))xdr_void, NULL,
-				  (xdrproc_t)(void (*)(void))xdr_void, NULL, call_timeout),
+	expect_stat(cl, void_call(cl, NULLPROC),
 		    RPC_SUCCESS, "NULL through clnt_rdma_create() to the wildcard listener");
 	if (wild_local_len != salen(&want) || memcmp(&wild_local, &want, salen(&want)))
 		fail("the wildcard listener's connection: xp_ltaddr is not the address connected to");
