@@ -151,6 +151,7 @@ static enum accept_stat svc_rdma_ccp_conf(struct svc_rdma_conn *c, struct rpcrdm
 		c->inline_send = inline_send;
 	if (req.maxrdmaread < c->max_reads)
 		c->max_reads = req.maxrdmaread;
+	c->inline_recv = local.recv_size; /* the reply's maxcall_sendsize */
 	*rep = rpcrdma_ccp_server_reply(&local, &ei->rd);
 	return SUCCESS;
 }
@@ -598,7 +599,7 @@ int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info)
 	ei = rpcrdma_ep_info(c->ep);
 	got = (struct rpcrdma_conn_info){
 		.inline_send = c->inline_send,
-		.inline_recv = ei->inline_params.recv,
+		.inline_recv = c->inline_recv,
 		.credits = c->credits.max_requests,
 		.ird = ei->rd.ird,
 		.ord = ei->rd.ord,
@@ -685,6 +686,7 @@ static int svc_rdma_conn_setup(struct svc_rdma_listener *ls, struct svc_rdma_con
 	if (!c->queue || !c->reply || !c->calls)
 		return -ENOMEM;
 	c->inline_send = rpcrdma_ep_info(c->ep)->inline_params.send;
+	c->inline_recv = rpcrdma_ep_info(c->ep)->inline_params.recv;
 	c->max_reads = rpcrdma_ep_info(c->ep)->rd.ord;
 	rpcrdma_credits_server_init(&c->credits, ls->opts.credits);
 	rpcrdma_credits_server_posted(&c->credits, ls->opts.credits);

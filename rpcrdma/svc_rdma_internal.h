@@ -92,6 +92,7 @@ struct svc_rdma_conn {
 	uint32_t reads_pending;    /* RDMA Reads posted, not completed */
 	uint32_t max_reads;        /* RDMA Reads we may have outstanding: ORD, or less after CCP */
 	uint32_t inline_send;      /* largest inline reply: private data, then CCP */
+	uint32_t inline_recv;      /* largest inline call the client was offered: likewise */
 	uint32_t send_cap;         /* transport header and inline reply */
 	struct rpcrdma_replybufs replies;
 	struct rpcrdma_replybufs sinks;  /* Read sinks, on IB/RoCE only (sinks_pooled) */

@@ -419,7 +419,7 @@ static void check_getinfo(CLIENT *cl, const struct rpcrdma_config_reply *rep, bo
 	pass("svc_rdma_getinfo: 0 on the connection, -EINVAL on the listener, TCP and NULL");
 	/* CCP lowered the inline replies below what the private data allowed. */
 	expect_word(w, 4, CCP_MAXREPLY, "inline_send");
-	expect_word(w, 5, ci.inline_send, "inline_recv (the client's inline_send)");
+	expect_word(w, 5, SERVER_RECV, "inline_recv (CONF_RDMA's maxcall_sendsize)");
 	expect_word(w, 6, SERVER_CREDITS, "credits");
 	expect_word(w, 7, rep->maxrdmaread, "ird (CONF_RDMA's maxrdmaread)");
 	expect_word(w, 8, ci.ird, "ord (the client's IRD)");
