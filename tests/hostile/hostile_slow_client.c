@@ -10,7 +10,18 @@
  * Scenarios, each against one running server:
  *   stalled     one peer sends 8 NULL calls with no receive posted;
  *   stalled-4   four such peers with 32 calls each (all their credits);
- *   stalled-gone  a stalled peer disconnects without ever reading.
+ *   stalled-gone  a stalled peer disconnects without ever reading;
+ *   stalled-hangup  a stalled peer calls rpc_server's HANGUP, whose
+ *               dispatch routine replies and destroys the connection:
+ *               the reply cannot be delivered, so the server lets the
+ *               connection go after its linger (IB/RoCE: no sooner, the
+ *               Send is still being retried) or at once (iWARP: the
+ *               Send ended the connection), and the peer sees it end;
+ *   hangup-burst  a peer with receives sends HANGUP and, right behind
+ *               it, NULL calls: HANGUP's reply arrives (made while more
+ *               calls waited, it may have been held for a chained post),
+ *               the calls behind it are not served, and the connection
+ *               ends.
  * While the peers stall, a fresh connection's NULL call must be answered
  * within PROMPT_MS and (with --checker) the library's own CLIENT must
  * pass its checks.  Then each stalled peer posts its receives and must
@@ -33,6 +44,9 @@
 #include "raw_peer.h"
 
 #define RDMATEST_PROG 0x20000199u
+#define HANGUP_PROC   100u /* rpc_server's RPC_SERVER_HANGUP */
+#define LINGER_MS     1000 /* SVC_LINGER_MS: a hung-up connection waits this long for its replies' Sends */
+#define BURST_CALLS   4    /* NULL calls right behind HANGUP */
 #define PROMPT_MS     5000 /* a probe answered later than this means the server waited */
 #define CONNECT_MS    5000
 #define MAX_PEERS     4
@@ -165,6 +179,89 @@ out:
 	t->scenarios++;
 }
 
+/*
+ * Wait up to @ms for @p's connection to end; completions meanwhile are
+ * counted in *@replies (successful receives: answers), others dropped.
+ * Returns the ms it took, or -1.
+ */
+static long long await_end(struct raw_peer *p, int ms, unsigned *replies)
+{
+	long long t0 = raw_now_ms(), left;
+	struct ibv_wc wc;
+
+	while ((left = ms - (raw_now_ms() - t0)) > 0) {
+		enum raw_wait w = raw_peer_wait(p, (int)left, &wc);
+
+		if (w == RAW_WAIT_DISCONNECTED)
+			return raw_now_ms() - t0;
+		if (w != RAW_WAIT_COMPLETION)
+			return -1;
+		*replies += RAW_WR_KIND(wc.wr_id) == RAW_WR_RECV && wc.status == IBV_WC_SUCCESS;
+	}
+	return -1;
+}
+
+static void run_stalled_hangup(struct ctx *t)
+{
+	const char *what = "stalled-hangup";
+	struct raw_peer *p = open_peer(t, true);
+	unsigned replies = 0;
+	long long dt, t0 = raw_now_ms();
+	bool iwarp;
+
+	if (!p)
+		goto out;
+	t->peers++;
+	iwarp = p->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
+	if (!raw_peer_send_void(p, t->next_xid++, RDMATEST_PROG, HANGUP_PROC, 32))
+		fail(t, "%s: cannot post HANGUP", what);
+	dt = await_end(p, LINGER_MS + PROMPT_MS, &replies);
+	dt = dt < 0 ? -1 : raw_now_ms() - t0;
+	printf("  %-14s the connection ended %lld ms after HANGUP was posted\n", what, dt);
+	if (dt < 0)
+		fail(t, "%s: the server held the connection past %d ms", what, LINGER_MS + PROMPT_MS);
+	else if (!iwarp && dt < LINGER_MS - 100)
+		fail(t, "%s: the server gave up its reply's Send after %lld ms, not %d", what, dt,
+		     LINGER_MS);
+	probe_others(t, what);
+out:
+	raw_peer_destroy(p);
+	t->scenarios++;
+}
+
+static void run_hangup_burst(struct ctx *t)
+{
+	const char *what = "hangup-burst";
+	struct raw_peer *p = open_peer(t, false);
+	uint32_t xid = t->next_xid, len = 0;
+	enum ibv_wc_status st = IBV_WC_SUCCESS;
+	unsigned later = 0;
+	uint8_t m[512];
+
+	t->next_xid += 1 + BURST_CALLS;
+	if (!p)
+		goto out;
+	t->peers++;
+	if (!raw_peer_send_void(p, xid, RDMATEST_PROG, HANGUP_PROC, 32))
+		fail(t, "%s: cannot post HANGUP", what);
+	for (uint32_t i = 1; i <= BURST_CALLS; i++)
+		if (!raw_peer_send_null(p, xid + i, RDMATEST_PROG, 32))
+			fail(t, "%s: cannot post call %u", what, i);
+	if (raw_peer_recv(p, PROMPT_MS, m, sizeof(m), &len, &st) != RAW_WAIT_COMPLETION ||
+	    st != IBV_WC_SUCCESS || !raw_null_reply_ok(m, len, xid))
+		fail(t, "%s: no correct reply to HANGUP", what);
+	if (await_end(p, LINGER_MS + PROMPT_MS, &later) < 0)
+		fail(t, "%s: the connection did not end", what);
+	if (later)
+		fail(t, "%s: %u calls behind HANGUP were answered", what, later);
+	printf("  %-14s HANGUP answered, %u of the %u calls behind it, connection ended\n", what,
+	       later, BURST_CALLS);
+	probe_others(t, what);
+out:
+	raw_peer_destroy(p);
+	t->scenarios++;
+}
+
 int main(int argc, char **argv)
 {
 	struct ctx t = { .next_xid = 0x5a000000u ^ (uint32_t)getpid() << 8 };
@@ -185,6 +282,8 @@ int main(int argc, char **argv)
 	run_stalled(&t, "stalled", 1, 8, false);
 	run_stalled(&t, "stalled-4", 4, 32, false);
 	run_stalled(&t, "stalled-gone", 1, 8, true);
+	run_stalled_hangup(&t);
+	run_hangup_burst(&t);
 	printf("hostile_slow_client: totals %u %u %u %lld %u\n", t.scenarios, t.peers, t.probes,
 	       t.slowest_ms, t.failures);
 	return t.failures ? 1 : 0;

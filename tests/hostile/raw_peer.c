@@ -938,15 +938,21 @@ void raw_xdr_rpc_call(struct raw_xdr *x, uint32_t xid, uint32_t prog, uint32_t v
 	raw_xdr_u32(x, 0);
 }
 
-bool raw_peer_send_null(struct raw_peer *p, uint32_t xid, uint32_t prog, uint32_t credits)
+bool raw_peer_send_void(struct raw_peer *p, uint32_t xid, uint32_t prog, uint32_t proc,
+			uint32_t credits)
 {
 	uint8_t m[128];
 	struct raw_xdr x;
 
 	raw_xdr_init(&x, m, sizeof(m));
 	raw_xdr_rdma_msg_plain(&x, xid, credits, 0 /* RDMA_MSG */);
-	raw_xdr_rpc_call(&x, xid, prog, 1, 0);
+	raw_xdr_rpc_call(&x, xid, prog, 1, proc);
 	return raw_peer_send(p, m, (uint32_t)x.len, false, 0) != 0;
+}
+
+bool raw_peer_send_null(struct raw_peer *p, uint32_t xid, uint32_t prog, uint32_t credits)
+{
+	return raw_peer_send_void(p, xid, prog, 0, credits);
 }
 
 bool raw_null_reply_ok(const uint8_t *m, uint32_t len, uint32_t xid)

@@ -303,10 +303,13 @@ void raw_xdr_rpc_call(struct raw_xdr *x, uint32_t xid, uint32_t prog, uint32_t v
 void raw_xdr_rpc_reply_accepted(struct raw_xdr *x, uint32_t xid, uint32_t accept_stat);
 
 /*
- * raw_peer_send_null - post an RDMA_MSG (no chunks) asking for @credits
- * that carries a NULL call (procedure 0, AUTH_NONE) of @prog version 1.
- * Returns true when it was posted.
+ * raw_peer_send_void - post an RDMA_MSG (no chunks) asking for @credits
+ * that carries a call of @prog version 1 procedure @proc with no
+ * arguments (AUTH_NONE); raw_peer_send_null is procedure 0.  Returns
+ * true when it was posted.
  */
+bool raw_peer_send_void(struct raw_peer *p, uint32_t xid, uint32_t prog, uint32_t proc,
+			uint32_t credits);
 bool raw_peer_send_null(struct raw_peer *p, uint32_t xid, uint32_t prog, uint32_t credits);
 /* @m (@len bytes) is an RDMA_MSG without chunks carrying an accepted, successful reply to @xid. */
 bool raw_null_reply_ok(const uint8_t *m, uint32_t len, uint32_t xid);

@@ -8,6 +8,9 @@
  *                              print one line "PORT" per address, then serve
  *                              until SIGTERM or SIGINT and exit 0, so that
  *                              LeakSanitizer runs in an instrumented build.
+ *                              One more procedure, RPC_SERVER_HANGUP (void,
+ *                              void), replies and then svc_destroy()s the
+ *                              connection its call came on.
  *   rpc_server --check ADDR PORT
  *                              one CLIENT of the library: NULL, an inline
  *                              ECHO, a position-zero read chunk ECHO, READ
@@ -39,6 +42,19 @@
 
 static const struct timeval check_timeout = { 10, 0 };
 
+/* Not in rdmatest.x: the hostile tools call it by number (hostile_slow_client.c). */
+#define RPC_SERVER_HANGUP 100u
+
+static void serve_dispatch(struct svc_req *rq, SVCXPRT *xprt)
+{
+	if (rq->rq_proc != RPC_SERVER_HANGUP) {
+		rdmatest_dispatch(rq, xprt);
+		return;
+	}
+	svc_sendreply(xprt, (xdrproc_t)(void (*)(void))xdr_void, NULL);
+	svc_destroy(xprt);
+}
+
 static int serve(int naddr, char **addrs)
 {
 	sigset_t stop;
@@ -51,7 +67,7 @@ static int serve(int naddr, char **addrs)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	rdmatest_raise_memlock();
 	for (int i = 0; i < naddr; i++) {
-		SVCXPRT *x = rdmatest_listen("rpc_server", addrs[i], NULL, NULL);
+		SVCXPRT *x = rdmatest_listen("rpc_server", addrs[i], NULL, serve_dispatch);
 
 		if (!x)
 			return 1;
