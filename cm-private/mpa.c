@@ -90,8 +90,9 @@ enum rpcrdma_mpa_status rpcrdma_mpa_frame_decode(const uint8_t *buf, size_t len,
 	f->markers = flags & FRAME_FLAG_M;
 	f->crc = flags & FRAME_FLAG_C;
 	f->reject = flags & FRAME_FLAG_R;
-	f->enhanced = flags & FRAME_FLAG_S;
 	f->revision = buf[17];
+	/* RFC 6581 defines S in revision 2; in revision 1 the bit is reserved, ignored when received. */
+	f->enhanced = (flags & FRAME_FLAG_S) && f->revision >= 2;
 	f->pd_length = (uint16_t)(buf[18] << 8 | buf[19]);
 	if (f->pd_length > RPCRDMA_MPA_MAX_PD)
 		return RPCRDMA_MPA_PD_TOO_LONG;

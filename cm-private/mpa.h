@@ -50,7 +50,7 @@ struct rpcrdma_mpa_frame {
 	bool markers;   /* M */
 	bool crc;       /* C */
 	bool reject;    /* R */
-	bool enhanced;  /* S */
+	bool enhanced;  /* S, revision 2 or later */
 	uint8_t revision;
 	uint16_t pd_length;
 	struct rpcrdma_mpa_enhanced ird_ord; /* valid when enhanced */

@@ -109,6 +109,12 @@ Test(mpa, reply_and_unenhanced_frames)
 	cr_assert(f.reject);
 	cr_assert_not(f.enhanced);
 	cr_assert_eq(f.ulp_len, 3);
+	/* S is a reserved bit in revision 1: ignored, the private data all the ULP's */
+	n = frame(buf, "MPA ID Rep Frame", 0x50, 1, pd, 3);
+	cr_assert_eq(rpcrdma_mpa_frame_decode(buf, n, &f), RPCRDMA_MPA_OK);
+	cr_assert_not(f.enhanced);
+	cr_assert_eq(f.ulp_len, 3);
+	cr_assert_eq(f.ulp_data, buf + 20);
 }
 
 Test(mpa, frame_rejections)
