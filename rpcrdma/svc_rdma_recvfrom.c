@@ -205,14 +205,8 @@ static uint64_t svc_rdma_data_bytes(const struct rpcrdma_header *h, uint32_t fir
 {
 	uint64_t total = 0;
 
-	for (uint32_t i = first; i < h->nreads;) {
-		uint32_t pos = h->reads[i].position;
-		uint64_t len = 0;
-
-		while (i < h->nreads && h->reads[i].position == pos)
-			len += h->reads[i++].seg.length;
-		total += rpcrdma_xdr_roundup(len);
-	}
+	for (uint32_t i = first; i < h->nreads;)
+		total += rpcrdma_xdr_roundup(rpcrdma_read_chunk_next(h, &i).length);
 	return total;
 }
 
@@ -229,15 +223,13 @@ static uint32_t svc_rdma_pz_place(const struct rpcrdma_header *h, uint32_t first
 
 	*run = UINT32_MAX;
 	for (uint32_t i = first; i < h->nreads;) {
-		uint32_t pos = h->reads[i].position, len = 0;
+		struct rpcrdma_read_chunk rc = rpcrdma_read_chunk_next(h, &i);
 
-		while (i < h->nreads && h->reads[i].position == pos)
-			len += h->reads[i++].seg.length;
-		if (pos - shift > p) {
-			*run = pos - shift - p;
+		if (rc.position - shift > p) {
+			*run = rc.position - shift - p;
 			break;
 		}
-		shift += (uint32_t)rpcrdma_xdr_roundup(len);
+		shift += (uint32_t)rpcrdma_xdr_roundup(rc.length);
 	}
 	return p + shift;
 }
@@ -323,14 +315,13 @@ static void svc_rdma_rebuild(const struct rpcrdma_header *h, uint32_t first, con
 	uint32_t o = 0, s = 0, i = first;
 
 	while (i < h->nreads) {
-		uint32_t pos = h->reads[i].position, len = 0, span;
+		struct rpcrdma_read_chunk rc = rpcrdma_read_chunk_next(h, &i);
+		uint32_t pos = rc.position, len = (uint32_t)rc.length;
+		uint32_t span = (uint32_t)rpcrdma_xdr_roundup(len);
 
-		while (i < h->nreads && h->reads[i].position == pos)
-			len += h->reads[i++].seg.length;
 		if (src)
 			memcpy(out + o, src + s, pos - o);
 		s += pos - o;
-		span = (uint32_t)rpcrdma_xdr_roundup(len);
 		memset(out + pos + len, 0, span - len);
 		o = pos + span;
 	}
@@ -397,8 +388,8 @@ static int svc_rdma_pull_start(struct svc_rdma_conn *c, struct svc_rdma_call *cl
 		return h->type == RDMA_MSG ? 0 : -EPROTO;
 	if (!c->max_reads)
 		return -EPROTO; /* the client's CCP maxrdmaread was 0: no RDMA Reads */
-	while (first < h->nreads && h->reads[first].position == 0)
-		pz += h->reads[first++].seg.length;
+	if (h->reads[0].position == 0)
+		pz = rpcrdma_read_chunk_next(h, &first).length;
 	if (h->type == RDMA_NOMSG && !pz)
 		return -EPROTO;
 	msg_len = h->type == RDMA_NOMSG ? pz : inl_len;

@@ -191,31 +191,24 @@ static enum rpcrdma_hdr_status check_read_chunks(const struct rpcrdma_header *h,
 	uint64_t removed = 0, prev_end = 0;
 	uint32_t i = 0;
 
-	if (h->nreads && h->reads[0].position == 0) {
-		uint64_t pz = 0;
-
-		if (h->type != RDMA_NOMSG)
-			return RPCRDMA_HDR_POSITION_ZERO_INLINE;
-		while (i < h->nreads && h->reads[i].position == 0)
-			pz += h->reads[i++].seg.length;
-		if (pz > UINT32_MAX)
-			return RPCRDMA_HDR_LENGTH_OVERFLOW;
-		msg_len = pz;
-	}
 	while (i < h->nreads) {
-		uint32_t pos = h->reads[i].position;
-		uint64_t len = 0;
+		bool first = i == 0;
+		struct rpcrdma_read_chunk rc = rpcrdma_read_chunk_next(h, &i);
 
-		if (pos < prev_end)
-			return RPCRDMA_HDR_POSITION_ORDER;
-		while (i < h->nreads && h->reads[i].position == pos)
-			len += h->reads[i++].seg.length;
-		if (len > UINT32_MAX)
+		if (rc.length > UINT32_MAX)
 			return RPCRDMA_HDR_LENGTH_OVERFLOW;
-		if (pos - removed > msg_len)
+		if (rc.position == 0 && first) { /* later, it is out of order */
+			if (h->type != RDMA_NOMSG)
+				return RPCRDMA_HDR_POSITION_ZERO_INLINE;
+			msg_len = rc.length;
+			continue;
+		}
+		if (rc.position < prev_end)
+			return RPCRDMA_HDR_POSITION_ORDER;
+		if (rc.position - removed > msg_len)
 			return RPCRDMA_HDR_POSITION_BEYOND;
-		removed += rpcrdma_xdr_roundup(len);
-		prev_end = pos + rpcrdma_xdr_roundup(len);
+		removed += rpcrdma_xdr_roundup(rc.length);
+		prev_end = rc.position + rpcrdma_xdr_roundup(rc.length);
 	}
 	return RPCRDMA_HDR_OK;
 }
@@ -555,6 +548,15 @@ uint32_t rpcrdma_chunk_length(const struct rpcrdma_header *h,
 	for (uint32_t i = 0; i < c->nsegs; i++)
 		total += h->segs[c->first + i].length;
 	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+}
+
+struct rpcrdma_read_chunk rpcrdma_read_chunk_next(const struct rpcrdma_header *h, uint32_t *i)
+{
+	struct rpcrdma_read_chunk rc = { .position = h->reads[*i].position, .length = 0 };
+
+	while (*i < h->nreads && h->reads[*i].position == rc.position)
+		rc.length += h->reads[(*i)++].seg.length;
+	return rc;
 }
 
 bool rpcrdma_chunk_echo_fits(const struct rpcrdma_header *h, const struct rpcrdma_chunk *got,

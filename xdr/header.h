@@ -103,6 +103,19 @@ uint32_t rpcrdma_chunk_length(const struct rpcrdma_header *h,
 			      const struct rpcrdma_chunk *c);
 
 /*
+ * One chunk of a read list: the read segments sharing a position (RFC
+ * 8166 section 3.4.5; the decoder checked they are sorted), walked as
+ *     for (uint32_t i = 0; i < h->nreads;) { rc = rpcrdma_read_chunk_next(h, &i); ... }
+ */
+struct rpcrdma_read_chunk {
+	uint32_t position;
+	uint64_t length; /* its segments' lengths summed */
+};
+
+/* The read chunk that starts at read entry *@i (below h->nreads); *@i moves past it. */
+struct rpcrdma_read_chunk rpcrdma_read_chunk_next(const struct rpcrdma_header *h, uint32_t *i);
+
+/*
  * rpcrdma_chunk_echo_fits - whether chunk @got of reply @h is a true
  * account of what the responder wrote into chunk @offered of call @sent:
  * no more segments than offered, none longer than its offered one, and

@@ -368,6 +368,36 @@ static void nomsg_reads(struct wbuf *w, const uint32_t *pos, const uint32_t *len
 	w32(w, 0);
 }
 
+Test(header, read_chunks_are_runs_of_one_position)
+{
+	static const uint32_t pos[] = { 0, 0, 8, 16, 16, 16 };
+	static const uint32_t len[] = { 0xffffffffu, 2, 5, 1, 2, 3 };
+	static const struct rpcrdma_read_chunk want[] = {
+		{ 0, 0x100000001ull }, { 8, 5 }, { 16, 6 } /* summed past 32 bits */
+	};
+	struct rpcrdma_header rl;
+	uint32_t i = 0, n = 0;
+
+	rpcrdma_header_init(&rl, 1, 1, RDMA_NOMSG);
+	for (size_t k = 0; k < 6; k++) {
+		struct rpcrdma_segment seg = { .handle = 1, .length = len[k], .offset = 0 };
+
+		cr_assert_eq(rpcrdma_header_add_read(&rl, pos[k], &seg), RPCRDMA_HDR_OK);
+	}
+	while (i < rl.nreads) {
+		uint32_t start = i;
+		struct rpcrdma_read_chunk rc = rpcrdma_read_chunk_next(&rl, &i);
+
+		cr_assert_lt(n, 3);
+		cr_assert_gt(i, start);
+		cr_assert_eq(rc.position, want[n].position);
+		cr_assert_eq(rc.length, want[n].length);
+		n++;
+	}
+	cr_assert_eq(n, 3);
+	cr_assert_eq(i, 6);
+}
+
 Test(header, read_chunk_lengths_must_not_overflow)
 {
 	static const uint32_t pos[] = { 0, 0 };
@@ -416,10 +446,14 @@ Test(header, positions_must_be_sorted_and_not_overlap)
 	static const uint32_t pos_unsorted[] = { 0, 40, 20 };
 	static const uint32_t pos_overlap[] = { 0, 20, 24 };
 	static const uint32_t pos_after_roundup[] = { 0, 20, 28 };
+	static const uint32_t pos_zero_again[] = { 0, 20, 0 }; /* not a second position-zero chunk */
 	static const uint32_t len[] = { 100, 5, 8 };
 	struct wbuf w = { .n = 0 };
 
 	nomsg_reads(&w, pos_unsorted, len, 3);
+	cr_assert_eq(decode(&w), RPCRDMA_HDR_POSITION_ORDER);
+	w.n = 0;
+	nomsg_reads(&w, pos_zero_again, len, 3);
 	cr_assert_eq(decode(&w), RPCRDMA_HDR_POSITION_ORDER);
 	w.n = 0;
 	nomsg_reads(&w, pos_overlap, len, 3); /* 5 bytes at 20 round up to 24 */
