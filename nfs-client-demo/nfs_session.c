@@ -203,7 +203,7 @@ struct nfs_status nfs_session_open(struct nfs_session *s, const struct nfs_sessi
 	memset(s, 0, sizeof(*s));
 	s->cfg = *cfg;
 	s->tv.tv_sec = cfg->timeout_s;
-	snprintf(s->what, sizeof(s->what), "%s:%s", cfg->url.host, cfg->url.export_path);
+	nfs_url_export_name(&cfg->url, s->what);
 	why[0] = '\0';
 	st = resolve(s, why, why_len);
 	if (!nfs_failed(st))

@@ -44,7 +44,7 @@ struct nfs_session {
 	uint32_t rsize, wsize;
 	uint64_t maxfilesize;
 	struct timeval tv;
-	char what[NFS_URL_HOST_MAX + NFS_URL_EXPORT_MAX + 2]; /* HOST:EXPORT, for messages */
+	char what[NFS_URL_NAME_MAX]; /* HOST:EXPORT, for messages */
 };
 
 /* A looked-up object: its handle and attributes. */

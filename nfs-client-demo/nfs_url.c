@@ -5,6 +5,7 @@
  */
 #include "nfs_url.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define SCHEME "nfs://"
@@ -166,4 +167,12 @@ const char *nfs_url_parse(const char *text, struct nfs_url *url)
 	if (!has_port)
 		url->port = url->proto == NFS_URL_PROTO_TCP ? NFS_URL_TCP_PORT : NFS_URL_RDMA_PORT;
 	return NULL;
+}
+
+void nfs_url_export_name(const struct nfs_url *url, char out[NFS_URL_NAME_MAX])
+{
+	bool v6 = strchr(url->host, ':') != NULL;
+
+	snprintf(out, NFS_URL_NAME_MAX, "%s%s%s:%s", v6 ? "[" : "", url->host, v6 ? "]" : "",
+		 url->export_path);
 }

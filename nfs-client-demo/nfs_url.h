@@ -37,4 +37,8 @@ struct nfs_url {
  */
 const char *nfs_url_parse(const char *text, struct nfs_url *url);
 
+/* "HOST:EXPORT", or "[V6]:EXPORT" for an IPv6 literal, as mount(8) names an NFS export. */
+#define NFS_URL_NAME_MAX (NFS_URL_HOST_MAX + NFS_URL_EXPORT_MAX + 4)
+void nfs_url_export_name(const struct nfs_url *url, char out[NFS_URL_NAME_MAX]);
+
 #endif

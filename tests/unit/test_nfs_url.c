@@ -43,6 +43,19 @@ Test(nfs_url, ipv6_literal_in_brackets)
 	cr_assert_str_eq(u.export_path, "/srv/nfs");
 }
 
+Test(nfs_url, export_names_as_mount_writes_them)
+{
+	char name[NFS_URL_NAME_MAX];
+	struct nfs_url u;
+
+	cr_assert_null(nfs_url_parse("nfs://[2001:db8::1]:20050/srv/nfs", &u));
+	nfs_url_export_name(&u, name);
+	cr_assert_str_eq(name, "[2001:db8::1]:/srv/nfs");
+	cr_assert_null(nfs_url_parse("nfs://server.example/", &u));
+	nfs_url_export_name(&u, name);
+	cr_assert_str_eq(name, "server.example:/");
+}
+
 Test(nfs_url, credentials)
 {
 	struct nfs_url u;
