@@ -50,14 +50,15 @@ static bool align_valid(uint32_t align)
 enum rpcrdma_ccp_status rpcrdma_ccp_client_apply(struct rpcrdma_ccp_client *c,
 						 const struct rpcrdma_ccp_local *local,
 						 const struct rpcrdma_config_reply *rep,
-						 const struct rpcrdma_rd_depths *negotiated)
+						 const struct rpcrdma_rd_depths *negotiated,
+						 const struct rpcrdma_inline_params *pd)
 {
 	if (rep->maxcall_sendsize < RPCRDMA_DEFAULT_INLINE)
 		return RPCRDMA_CCP_BAD_SENDSIZE;
 	if (!align_valid(rep->align))
 		return RPCRDMA_CCP_BAD_ALIGN;
 	c->inline_send = min_u32(local->send_size, rep->maxcall_sendsize);
-	c->inline_recv = local->recv_size;
+	c->inline_recv = pd ? min_u32(local->recv_size, pd->recv) : local->recv_size;
 	c->align = rep->align;
 	c->max_rdma_reads = min_u32(negotiated->ord, rep->maxrdmaread);
 	c->configured = true;

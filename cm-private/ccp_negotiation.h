@@ -54,13 +54,19 @@ struct rpcrdma_config_req rpcrdma_ccp_client_request(const struct rpcrdma_ccp_lo
 
 /*
  * rpcrdma_ccp_client_apply - apply the server's CONF_RDMA result
+ * @pd: what the RFC 8797 private data negotiated, NULL without it.  The
+ * reply says how large a call the server takes, not how large a reply
+ * it sends: its Send Size in the private data still caps our inline
+ * replies, as the server keeps to it (CCP's maxreply_sendsize is a
+ * ceiling for the server, not a promise).
  * Returns RPCRDMA_CCP_OK, or RPCRDMA_CCP_BAD_SENDSIZE /
  * RPCRDMA_CCP_BAD_ALIGN, in which case @c is unchanged.
  */
 enum rpcrdma_ccp_status rpcrdma_ccp_client_apply(struct rpcrdma_ccp_client *c,
 						 const struct rpcrdma_ccp_local *local,
 						 const struct rpcrdma_config_reply *rep,
-						 const struct rpcrdma_rd_depths *negotiated);
+						 const struct rpcrdma_rd_depths *negotiated,
+						 const struct rpcrdma_inline_params *pd);
 
 /* The server does not offer CCP: use what the private data negotiated. */
 void rpcrdma_ccp_client_fallback(struct rpcrdma_ccp_client *c,

@@ -354,8 +354,11 @@ static void clnt_rdma_ccp_apply(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *
 	struct rpcrdma_ccp_local local = { .send_size = ct->opts.inline_send,
 					   .recv_size = ct->opts.inline_recv };
 
+	const struct rpcrdma_inline_params *pd =
+		info->peer_pd == RPCRDMA_PD_OK ? &info->inline_params : NULL;
+
 	if (st == RPC_SUCCESS &&
-	    rpcrdma_ccp_client_apply(&cn->ccp_state, &local, rep, &info->rd) == RPCRDMA_CCP_OK) {
+	    rpcrdma_ccp_client_apply(&cn->ccp_state, &local, rep, &info->rd, pd) == RPCRDMA_CCP_OK) {
 		cn->ccp = RPCRDMA_CCP_USED;
 	} else {
 		rpcrdma_ccp_client_fallback(&cn->ccp_state, &info->inline_params, &info->rd);

@@ -36,11 +36,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rpcrdma_config_reply_decode(data, size, &rep)) {
 		reencode((xdrproc_t)xdr_rpcrdma_config_reply, &rep, data);
 		rpcrdma_ccp_client_init(&c);
-		if (rpcrdma_ccp_client_apply(&c, &local, &rep, &rd) == RPCRDMA_CCP_OK &&
+		if (rpcrdma_ccp_client_apply(&c, &local, &rep, &rd, NULL) == RPCRDMA_CCP_OK &&
 		    (c.inline_send < 1024 || c.inline_send > local.send_size ||
 		     c.max_rdma_reads > rd.ord))
 			abort();
-		if (rpcrdma_ccp_client_apply(&c, &local, &rep, &rd) != RPCRDMA_CCP_OK && c.configured)
+		if (rpcrdma_ccp_client_apply(&c, &local, &rep, &rd, NULL) != RPCRDMA_CCP_OK && c.configured)
 			abort();
 	}
 	return 0;

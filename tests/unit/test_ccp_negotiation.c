@@ -38,7 +38,7 @@ Test(ccp_negotiation, full_exchange)
 	cr_assert_eq(rep.align, 4096);
 	cr_assert_eq(rep.maxrdmaread, 4);
 	rpcrdma_ccp_client_init(&c);
-	cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &rep, &client_rd), RPCRDMA_CCP_OK);
+	cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &rep, &client_rd, NULL), RPCRDMA_CCP_OK);
 	cr_assert(c.configured);
 	cr_assert_eq(rpcrdma_ccp_client_credit_cap(&c), UINT32_MAX);
 	cr_assert_eq(c.inline_send, 4096);
@@ -47,17 +47,35 @@ Test(ccp_negotiation, full_exchange)
 	cr_assert_eq(c.max_rdma_reads, 4);
 }
 
+Test(ccp_negotiation, private_data_still_caps_inline_replies)
+{
+	/* The server's private data said Send Size 2048: it sends no longer reply inline. */
+	static const struct rpcrdma_inline_params pd = { .send = 4096, .recv = 2048 };
+	struct rpcrdma_config_reply rep = { 65536, 0, 4 };
+	struct rpcrdma_ccp_client c;
+
+	rpcrdma_ccp_client_init(&c);
+	cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &rep, &client_rd, &pd),
+		     RPCRDMA_CCP_OK);
+	cr_assert_eq(c.inline_recv, 2048);
+	cr_assert_eq(c.inline_send, 8192, "the call size is CCP's, above the private data's");
+	rpcrdma_ccp_client_init(&c);
+	cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &rep, &client_rd, NULL),
+		     RPCRDMA_CCP_OK);
+	cr_assert_eq(c.inline_recv, 16384, "without private data our own buffers");
+}
+
 Test(ccp_negotiation, rdma_reads_never_exceed_negotiated_ord)
 {
 	struct rpcrdma_ccp_client c;
 	struct rpcrdma_config_reply rep = { 65536, 0, 1000 };
 
 	rpcrdma_ccp_client_init(&c);
-	cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &rep, &client_rd), RPCRDMA_CCP_OK);
+	cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &rep, &client_rd, NULL), RPCRDMA_CCP_OK);
 	cr_assert_eq(c.max_rdma_reads, 4);
 	cr_assert_eq(c.inline_send, 8192, "never more than our own send buffer");
 	rep.maxrdmaread = 0;
-	cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &rep, &client_rd), RPCRDMA_CCP_OK);
+	cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &rep, &client_rd, NULL), RPCRDMA_CCP_OK);
 	cr_assert_eq(c.max_rdma_reads, 0);
 }
 
@@ -75,7 +93,7 @@ Test(ccp_negotiation, absurd_replies_change_nothing)
 		struct rpcrdma_ccp_client c;
 
 		rpcrdma_ccp_client_init(&c);
-		cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &bad[i], &client_rd), why[i]);
+		cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &bad[i], &client_rd, NULL), why[i]);
 		cr_assert_not(c.configured);
 		cr_assert_eq(c.inline_send, 1024);
 	}
