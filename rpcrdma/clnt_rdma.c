@@ -430,7 +430,7 @@ static bool clnt_rdma_tv_zero(struct timeval tv)
 
 /*
  * The call's deadline, as clnt_vc times a call: CLSET_TIMEOUT's timeout,
- * or else clnt_call's, a negative one standing for the last valid one.
+ * or else clnt_call's, an invalid one standing for the last valid one.
  * A zero clnt_call timeout, or a zero wait, returns RPC_TIMEDOUT once the
  * call is sent, so the call must be sent (@c->batched).
  */
@@ -439,7 +439,7 @@ static int64_t clnt_rdma_deadline(struct rpcrdma_clnt *ct, struct clnt_rdma_call
 {
 	int64_t ms = 0;
 
-	if (!ct->timeout_set && tv.tv_sec >= 0 && tv.tv_usec >= 0)
+	if (!ct->timeout_set && rpcrdma_timeout_valid(&tv))
 		ct->call_wait = tv;
 	if (!clnt_rdma_tv_zero(tv))
 		ms = clnt_rdma_tv_ms(ct->timeout_set ? ct->timeout : ct->call_wait);
@@ -584,11 +584,6 @@ static void clnt_rdma_destroy(CLIENT *cl)
 }
 
 /* as libtirpc's stream and datagram clients accept a timeout */
-static bool clnt_rdma_timeval_valid(const struct timeval *tv)
-{
-	return tv->tv_sec >= 0 && tv->tv_usec >= 0 && tv->tv_usec <= 1000000;
-}
-
 static bool_t clnt_rdma_control_locked(struct rpcrdma_clnt *ct, u_int request, void *info)
 {
 	switch (request) {
@@ -596,7 +591,7 @@ static bool_t clnt_rdma_control_locked(struct rpcrdma_clnt *ct, u_int request, v
 	case CLSET_FD_NCLOSE:
 		return TRUE;
 	case CLSET_TIMEOUT:
-		if (!clnt_rdma_timeval_valid(info))
+		if (!rpcrdma_timeout_valid(info))
 			return FALSE;
 		ct->timeout = *(struct timeval *)info;
 		ct->timeout_set = true;
@@ -605,7 +600,7 @@ static bool_t clnt_rdma_control_locked(struct rpcrdma_clnt *ct, u_int request, v
 		*(struct timeval *)info = ct->timeout_set ? ct->timeout : ct->call_wait;
 		return TRUE;
 	case CLSET_RETRY_TIMEOUT:
-		if (!clnt_rdma_timeval_valid(info))
+		if (!rpcrdma_timeout_valid(info))
 			return FALSE;
 		ct->retry_timeout = *(struct timeval *)info;
 		return TRUE;

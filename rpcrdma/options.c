@@ -37,6 +37,12 @@ void rpcrdma_options_init_sized(struct rpcrdma_options *o, size_t size)
 	o->size = (uint32_t)size;
 }
 
+bool rpcrdma_timeout_valid(const struct timeval *tv)
+{
+	return tv->tv_sec >= 0 && tv->tv_sec <= 100000000 && tv->tv_usec >= 0 &&
+	       tv->tv_usec <= 1000000;
+}
+
 static int options_check(const struct rpcrdma_options *o)
 {
 	if (o->inline_send < 1024 || o->inline_recv < 1024 || o->inline_send > 262144 ||
@@ -46,8 +52,7 @@ static int options_check(const struct rpcrdma_options *o)
 	    !o->ird || !o->ord ||
 	    o->connect_timeout_ms <= 0 || o->ack_timeout > 31 || o->tos < -1 || o->tos > 255 ||
 	    !o->reply_batch || o->reply_batch > RPCRDMA_REPLY_BATCH_MAX ||
-	    o->call_timeout.tv_sec < 0 || o->call_timeout.tv_usec < 0 ||
-	    o->call_timeout.tv_usec > 1000000)
+	    !rpcrdma_timeout_valid(&o->call_timeout))
 		return -EINVAL;
 	return 0;
 }

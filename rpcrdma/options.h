@@ -52,6 +52,9 @@
  */
 int rpcrdma_options_load(struct rpcrdma_options *out, const struct rpcrdma_options *o);
 
+/* A timeout libtirpc's clients take (clnt_vc's time_not_ok() refuses the rest). */
+bool rpcrdma_timeout_valid(const struct timeval *tv);
+
 /* Endpoint parameters for @o. */
 void rpcrdma_options_ep_params(const struct rpcrdma_options *o, struct rpcrdma_ep_params *p);
 

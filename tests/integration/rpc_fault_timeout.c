@@ -57,11 +57,13 @@
  *      connection is accepted late) waits for that connection and a
  *      credit on it and is sent, instead of returning RPC_TIMEDOUT
  *      unsent; no second connection is made;
- *  12. clnt_call's timeout with tv_usec of a million or more (libtirpc
- *      checks CLSET_TIMEOUT's value, not clnt_call's): LONG_MAX is taken
- *      as the longest timeout, without overflow (the call is answered;
- *      it was a signed overflow, which UBSan stops at), and 1.5 million
- *      still times a withheld reply out after 1.5 s;
+ *  12. as with clnt_vc: a clnt_call timeout libtirpc's time_not_ok()
+ *      refuses (tv_usec above a million, tv_sec above 100,000,000)
+ *      stands for the last valid one: LONG_MAX in either field is no
+ *      overflow (the call is answered; it once was a signed overflow,
+ *      which UBSan stops at), and after a withheld reply timed out at
+ *      1 s, tv_usec 1.5 million times the next out after 1 s too, which
+ *      CLGET_TIMEOUT reports;
  *  13. as with clnt_vc: a negative clnt_call timeout stands for the last
  *      valid one (a withheld reply times out after it, not at once; it is
  *      what CLGET_TIMEOUT reports until CLSET_TIMEOUT), and
@@ -831,10 +833,20 @@ out:
 		clnt_destroy(cl);
 }
 
-/* 12: tv_usec of a million or more */
+static void check_timeout_got(CLIENT *cl, const char *addr, struct timeval want)
+{
+	struct timeval got = { -1, -1 };
+
+	if (!clnt_control(cl, CLGET_TIMEOUT, (char *)&got) || got.tv_sec != want.tv_sec ||
+	    got.tv_usec != want.tv_usec)
+		check_fail("%s: CLGET_TIMEOUT %ld.%06ld s, expected %ld.%06ld s", addr,
+			   (long)got.tv_sec, (long)got.tv_usec, (long)want.tv_sec, (long)want.tv_usec);
+}
+
+/* 12: timeouts libtirpc refuses */
 static void run_timeval(const char *addr, unsigned int port)
 {
-	struct timeval longest = { 0, LONG_MAX }, one_and_a_half = { 0, 1500000 };
+	static const struct timeval refused[] = { { 0, LONG_MAX }, { LONG_MAX, 0 } };
 	CLIENT *cl = client(addr, port, false, CLIENT_CREDITS);
 	enum clnt_stat st;
 	double t0, dt;
@@ -842,17 +854,24 @@ static void run_timeval(const char *addr, unsigned int port)
 
 	if (!cl)
 		return;
-	st = rdmatest_call_echo_text(cl, "tv_usec-LONG_MAX", longest, &same);
-	if (st != RPC_SUCCESS || !same)
-		check_fail("%s: ECHO with tv_usec LONG_MAX: %s%s", addr, clnt_sperrno(st),
-			   st == RPC_SUCCESS ? ", another reply" : "");
+	for (size_t i = 0; i < 2; i++) {
+		st = rdmatest_call_echo_text(cl, "refused-timeout", refused[i], &same);
+		if (st != RPC_SUCCESS || !same)
+			check_fail("%s: ECHO with timeout {%ld, %ld}: %s%s", addr,
+				   (long)refused[i].tv_sec, (long)refused[i].tv_usec, clnt_sperrno(st),
+				   st == RPC_SUCCESS ? ", another reply" : "");
+	}
+	expect_timeout(cl, "drop", 1);
 	t0 = rdmatest_now();
-	st = rdmatest_call_echo_text(cl, "drop", one_and_a_half, &same);
+	st = rdmatest_call_echo_text(cl, "drop", (struct timeval){ 0, 1500000 }, &same);
 	dt = rdmatest_now() - t0;
-	if (st != RPC_TIMEDOUT || dt < 1.45 || dt > 4.5)
-		check_fail("%s: withheld ECHO with tv_usec 1500000: %s after %.2f s, expected %s "
-			   "after 1.5 s", addr, clnt_sperrno(st), dt, clnt_sperrno(RPC_TIMEDOUT));
-	printf("figure: " PROG ": %s: tv_usec 1500000 timed out after %.2f s\n", addr, dt);
+	if (st != RPC_TIMEDOUT || dt < 0.95 || dt > 1.45)
+		check_fail("%s: withheld ECHO with tv_usec 1500000 after a 1 s timeout: %s after "
+			   "%.2f s, expected %s after 1 s, the last valid timeout", addr,
+			   clnt_sperrno(st), dt, clnt_sperrno(RPC_TIMEDOUT));
+	check_timeout_got(cl, addr, (struct timeval){ 1, 0 });
+	printf("figure: " PROG ": %s: tv_usec 1500000 timed out after %.2f s (the last valid 1 s)\n",
+	       addr, dt);
 	clnt_destroy(cl);
 }
 
@@ -872,16 +891,6 @@ static void zero_after_set(CLIENT *cl, const char *addr, bool results)
 		check_fail("%s: zero-timeout ECHO %s a result routine after CLSET_TIMEOUT 3 s: %s "
 			   "after %.2f s, expected %s at once", addr, results ? "with" : "without",
 			   clnt_sperrno(st), dt, clnt_sperrno(want));
-}
-
-static void check_timeout_got(CLIENT *cl, const char *addr, struct timeval want)
-{
-	struct timeval got = { -1, -1 };
-
-	if (!clnt_control(cl, CLGET_TIMEOUT, (char *)&got) || got.tv_sec != want.tv_sec ||
-	    got.tv_usec != want.tv_usec)
-		check_fail("%s: CLGET_TIMEOUT %ld.%06ld s, expected %ld.%06ld s", addr,
-			   (long)got.tv_sec, (long)got.tv_usec, (long)want.tv_sec, (long)want.tv_usec);
 }
 
 static void run_timeout_set(const char *addr, unsigned int port)

@@ -155,6 +155,10 @@ Test(options, bad_values_are_refused)
 	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
 	o.call_timeout = (struct timeval){ 0, 1000001 };
 	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.call_timeout = (struct timeval){ 100000001, 0 };
+	cr_assert_eq(rpcrdma_options_load(&out, &o), -EINVAL);
+	o.call_timeout = (struct timeval){ 100000000, 1000000 };
+	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
 	o.call_timeout = (struct timeval){ 0, 1000000 };
 	cr_assert_eq(rpcrdma_options_load(&out, &o), 0);
 	o.call_timeout = (struct timeval){ 0, 0 };
