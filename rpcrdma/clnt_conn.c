@@ -366,6 +366,21 @@ static int conn_credit_wait(struct rpcrdma_clnt *ct, int64_t deadline)
 }
 
 /*
+ * Nobody polls an idle connection, so its rdma_cm events wait: read
+ * them before a call goes on it.  A disconnect that came meanwhile (the
+ * server restarted) then sends the call on a new connection, where it
+ * would otherwise be posted on the dead one and fail as if lost in
+ * flight.
+ */
+static void conn_cm_check(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
+{
+	int rc = rpcrdma_ep_wait(cn->ep, 0);
+
+	if (rc < 0)
+		clnt_conn_kill(ct, cn, -rc, rpcrdma_ep_wait_failure(rc));
+}
+
+/*
  * The live connection, building one when there is none: the builder
  * connects without the lock while other callers wait for it.  A
  * zero-timeout call connects with the whole connect timeout, whatever
@@ -380,6 +395,8 @@ static int conn_current(struct rpcrdma_clnt *ct, const struct clnt_rdma_call *c,
 	while (ct->connecting)
 		if (conn_credit_wait(ct, deadline))
 			return -ETIMEDOUT;
+	if (ct->conn && !ct->conn->dead && !ct->conn->polling)
+		conn_cm_check(ct, ct->conn);
 	if (ct->conn && !ct->conn->dead) {
 		*out = ct->conn;
 		return 0;

@@ -13,7 +13,10 @@
  *      a new connection to a restarted server and succeeds;
  *   5. with reconnect_resend and no server restarted, that call ends at
  *      its timeout with RPC_TIMEDOUT (it was sent, it may have run), not
- *      RPC_CANTSEND, which says it was not.
+ *      RPC_CANTSEND, which says it was not;
+ *   6. without reconnect_resend, a server restarted while the CLIENT was
+ *      idle: the next call goes on a new connection and succeeds (the
+ *      disconnect waited unread on the idle connection).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -269,6 +272,31 @@ static void check_resend_unserved(const char *addr)
 	server_stop(&s);
 }
 
+/* Step 6: the server restarts between two calls. */
+static void check_idle_restart(const char *addr)
+{
+	struct server s = { 0 };
+	unsigned int port;
+	CLIENT *cl;
+
+	if (!(cl = server_and_client(addr, false, &s)))
+		return;
+	expect(cl, "idle restart: echo before it", echo(cl, "hello", 10), RPC_SUCCESS);
+	port = s.port;
+	server_stop(&s);
+	sleep(1); /* the disconnect reaches the idle connection */
+	if (!server_start(addr, port, false, &s)) {
+		check_fail("%s: cannot restart the server on port %u", addr, port);
+	} else {
+		expect(cl, "idle restart: the first echo after it", echo(cl, "again", 10),
+		       RPC_SUCCESS);
+		if (connects(cl) != 2)
+			check_fail("idle restart: connects = %u, expected 2", connects(cl));
+	}
+	clnt_destroy(cl);
+	server_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
 	self = argv[0];
@@ -287,6 +315,7 @@ int main(int argc, char **argv)
 		check_fail_and_reconnect(argv[i]);
 		check_resend(argv[i]);
 		check_resend_unserved(argv[i]);
+		check_idle_restart(argv[i]);
 	}
 	printf("rpc_reconnect: %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;
