@@ -281,6 +281,9 @@ static int svc_rdma_pull_reads(struct svc_rdma_conn *c, struct svc_rdma_call *cl
 			cl->pull_next++;
 		}
 	}
+	/* Zero-length segments last post no Read whose completion would close the sink. */
+	if (cl->pull_next == h->nreads && !cl->reads_pending)
+		svc_rdma_sink_close(cl);
 	return 0;
 }
 
