@@ -353,7 +353,6 @@ static void clnt_rdma_ccp_apply(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *
 	const struct rpcrdma_ep_info *info = rpcrdma_ep_info(cn->ep);
 	struct rpcrdma_ccp_local local = { .send_size = ct->opts.inline_send,
 					   .recv_size = ct->opts.inline_recv };
-
 	const struct rpcrdma_inline_params *pd =
 		info->peer_pd == RPCRDMA_PD_OK ? &info->inline_params : NULL;
 
@@ -583,7 +582,6 @@ static void clnt_rdma_destroy(CLIENT *cl)
 	free(cl);
 }
 
-/* as libtirpc's stream and datagram clients accept a timeout */
 static bool_t clnt_rdma_control_locked(struct rpcrdma_clnt *ct, u_int request, void *info)
 {
 	switch (request) {
