@@ -370,12 +370,18 @@ static int conn_credit_wait(struct rpcrdma_clnt *ct, int64_t deadline)
  * them before a call goes on it.  A disconnect that came meanwhile (the
  * server restarted) then sends the call on a new connection, where it
  * would otherwise be posted on the dead one and fail as if lost in
- * flight.
+ * flight.  Once a clock tick at most: the look is a system call, and
+ * calls back to back leave no idle time for a disconnect to wait in.
  */
 static void conn_cm_check(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 {
-	int rc = rpcrdma_ep_wait(cn->ep, 0);
+	int64_t tick = rpcrdma_coarse_ms();
+	int rc;
 
+	if (tick == cn->cm_checked_ms)
+		return;
+	cn->cm_checked_ms = tick;
+	rc = rpcrdma_ep_wait(cn->ep, 0);
 	if (rc < 0)
 		clnt_conn_kill(ct, cn, -rc, rpcrdma_ep_wait_failure(rc));
 }

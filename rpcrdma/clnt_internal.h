@@ -89,6 +89,7 @@ struct clnt_rdma_conn {
 	bool retry_reset;            /* killed by a call's retry timeout */
 	int err;                     /* why it died (errno) */
 	bool polling;                /* a thread is the poller */
+	int64_t cm_checked_ms;       /* rpcrdma_coarse_ms() of the last look at idle rdma_cm events */
 	int wake_fd;                 /* eventfd: ends the poller's poll() when another thread fails its call */
 	/*
 	 * Sends marshalled under ct->lock and not posted yet: one thread at

@@ -145,6 +145,8 @@ const struct sockaddr *rpcrdma_ep_local_addr(const struct rpcrdma_ep *ep);
 
 /* CLOCK_MONOTONIC in milliseconds: the clock of every deadline here. */
 int64_t rpcrdma_now_ms(void);
+/* CLOCK_MONOTONIC_COARSE in milliseconds, in steps of the kernel's tick: read without a system call. */
+int64_t rpcrdma_coarse_ms(void);
 
 /* Receive buffer @index: its memory (valid until reposted) and size. */
 uint8_t *rpcrdma_ep_recv_buf(const struct rpcrdma_ep *ep, uint32_t index);
