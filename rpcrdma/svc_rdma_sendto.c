@@ -88,7 +88,6 @@ void svc_rdma_send_error(struct svc_rdma_conn *c, struct svc_rdma_call *cl, uint
 	int rc;
 
 	svc_rdma_call_end(c, cl);
-	cl->inv = false; /* RFC 8797 4.1: Send With Invalidate answers with replies only */
 	if (err == ERR_VERS)
 		rpcrdma_header_init_err_vers(h, xid, vers, svc_rdma_grant(c, requested));
 	else
