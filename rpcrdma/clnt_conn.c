@@ -137,6 +137,12 @@ static void conn_free(struct clnt_rdma_conn *cn)
 	free(cn);
 }
 
+/* One more reference: for a call attached, or a thread that polls a connection it is not attached to. */
+static void conn_hold(struct clnt_rdma_conn *cn)
+{
+	__atomic_add_fetch(&cn->refs, 1, __ATOMIC_RELAXED);
+}
+
 void clnt_conn_put(struct clnt_rdma_conn *cn)
 {
 	if (cn && __atomic_sub_fetch(&cn->refs, 1, __ATOMIC_ACQ_REL) == 0)
@@ -245,21 +251,27 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 		}
 	conn_wake_poller(cn);
 	pthread_cond_broadcast(&ct->credit_cv);
+	if (ct->conn == cn) {
+		/*
+		 * Let go of it now, not at the next call: once its calls have
+		 * detached it is freed, its queue pair destroyed and the
+		 * memory timed-out calls left exposed revoked.
+		 */
+		ct->conn = NULL;
+		clnt_conn_put(cn);
+	}
 }
 
 /*
- * Drop @cn (ct->conn) if its device is being removed (its node is
- * unlinked): kill it and put the CLIENT's reference (the calls still on
- * it hold theirs).
- * ct->lock held.  Returns true if dropped.
+ * Kill @cn (ct->conn) if its device is being removed (its node is
+ * unlinked); the kill drops the CLIENT's reference (the calls still on
+ * it hold theirs).  ct->lock held.  Returns true if killed.
  */
 static bool conn_drop_if_removed(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 {
 	if (!rpcrdma_ep_device_gone(cn->ep))
 		return false;
 	clnt_conn_kill(ct, cn, ENODEV, "its RDMA device was removed");
-	ct->conn = NULL;
-	clnt_conn_put(cn);
 	return true;
 }
 
@@ -322,7 +334,7 @@ bool clnt_conn_take_slot(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c)
 			cn->slots[i] = (struct clnt_rdma_slot){ .call = c, .xid = c->xid, .busy = true };
 			c->slot = i;
 			c->conn = cn;
-			__atomic_add_fetch(&cn->refs, 1, __ATOMIC_RELAXED);
+			conn_hold(cn);
 			c->replied = c->failed = c->send_failed = false;
 			c->have_recv = c->inv_pending = false;
 			c->invalidated_rkey = 0;
@@ -366,6 +378,18 @@ static int conn_credit_wait(struct rpcrdma_clnt *ct, int64_t deadline)
 }
 
 /*
+ * Handle @cn's pending rdma_cm events: a disconnect (rxe flushes nothing
+ * until the queue pair is destroyed) kills it.  ct->lock held.
+ */
+static void conn_cm_read(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
+{
+	int rc = rpcrdma_ep_wait(cn->ep, 0);
+
+	if (rc < 0)
+		clnt_conn_kill(ct, cn, -rc, rpcrdma_ep_wait_failure(rc));
+}
+
+/*
  * Nobody polls an idle connection, so its rdma_cm events wait: read
  * them before a call goes on it.  A disconnect that came meanwhile (the
  * server restarted) then sends the call on a new connection, where it
@@ -376,14 +400,11 @@ static int conn_credit_wait(struct rpcrdma_clnt *ct, int64_t deadline)
 static void conn_cm_check(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 {
 	int64_t tick = rpcrdma_coarse_ms();
-	int rc;
 
 	if (tick == cn->cm_checked_ms)
 		return;
 	cn->cm_checked_ms = tick;
-	rc = rpcrdma_ep_wait(cn->ep, 0);
-	if (rc < 0)
-		clnt_conn_kill(ct, cn, -rc, rpcrdma_ep_wait_failure(rc));
+	conn_cm_read(ct, cn);
 }
 
 /*
@@ -401,14 +422,12 @@ static int conn_current(struct rpcrdma_clnt *ct, const struct clnt_rdma_call *c,
 	while (ct->connecting)
 		if (conn_credit_wait(ct, deadline))
 			return -ETIMEDOUT;
-	if (ct->conn && !ct->conn->dead && !ct->conn->polling)
-		conn_cm_check(ct, ct->conn);
-	if (ct->conn && !ct->conn->dead) {
+	if (ct->conn && !ct->conn->polling)
+		conn_cm_check(ct, ct->conn); /* a disconnect kills it: ct->conn is then NULL */
+	if (ct->conn) {
 		*out = ct->conn;
 		return 0;
 	}
-	clnt_conn_put(ct->conn);
-	ct->conn = NULL;
 	ct->connecting = true;
 	clnt_rdma_unlock(ct);
 	rc = clnt_conn_open(ct, c->batched ? INT64_MAX : deadline, &cn);
@@ -462,10 +481,16 @@ static int conn_try_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, in
 		if (clnt_conn_take_slot(cn, c))
 			return 0;
 		if (conn_orphaned(cn) && !cn->polling) {
+			bool taken, dead;
+
+			conn_hold(cn); /* a completion that kills it lets go of ct->conn's reference */
 			conn_progress(ct, cn); /* their replies may be in */
-			if (clnt_conn_take_slot(cn, c))
+			taken = clnt_conn_take_slot(cn, c);
+			dead = cn->dead;
+			clnt_conn_put(cn);
+			if (taken)
 				return 0;
-			if (cn->dead) /* a completion broke it: connect again */
+			if (dead) /* a completion broke it: connect again */
 				continue;
 		}
 		if (!conn_orphaned(cn))
@@ -483,7 +508,7 @@ static int conn_try_attach(struct rpcrdma_clnt *ct, struct clnt_rdma_call *c, in
 static void conn_orphans_poll(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t now,
 			      int64_t end)
 {
-	__atomic_add_fetch(&cn->refs, 1, __ATOMIC_RELAXED); /* ct->conn may be replaced meanwhile */
+	conn_hold(cn); /* ct->conn may be replaced meanwhile */
 	cn->polling = true;
 	conn_sleep(ct, cn, end > now ? end - now : 0);
 	conn_progress(ct, cn);
@@ -737,9 +762,8 @@ static void conn_progress(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 
 /*
  * Sleep without the lock, at most @left ms, until the completion or cm
- * channel has news.
- * rdma_cm events (a disconnect: rxe flushes nothing until the queue pair
- * is destroyed) are handled here, only when their channel has some.
+ * channel has news; rdma_cm events are read only when their channel has
+ * some.
  */
 static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t left)
 {
@@ -749,18 +773,15 @@ static void conn_sleep(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64
 		{ .fd = cn->wake_fd, .events = POLLIN },
 	};
 	eventfd_t kicks;
-	int n, rc;
+	int n;
 
 	clnt_rdma_unlock(ct);
 	n = poll(pfd, 3, left > 1000 ? 1000 : (int)left);
 	if (n > 0 && pfd[2].revents)
 		(void)eventfd_read(cn->wake_fd, &kicks);
 	pthread_mutex_lock(&ct->lock);
-	if (n > 0 && pfd[1].revents && !cn->dead) {
-		rc = rpcrdma_ep_wait(cn->ep, 0);
-		if (rc < 0)
-			clnt_conn_kill(ct, cn, -rc, rpcrdma_ep_wait_failure(rc));
-	}
+	if (n > 0 && pfd[1].revents && !cn->dead)
+		conn_cm_read(ct, cn);
 }
 
 /* The poller left: wake one waiting call to take over. */

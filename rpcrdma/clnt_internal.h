@@ -167,7 +167,7 @@ struct rpcrdma_clnt {
 	struct clnt_rdma_call *wakes; /* woken calls whose semaphore is not posted yet */
 	pthread_cond_t credit_cv;    /* credits or connection state changed */
 	uint32_t credit_waiters;     /* atomic: calls that wait, or are about to, on credit_cv */
-	struct clnt_rdma_conn *conn; /* current connection, or NULL */
+	struct clnt_rdma_conn *conn; /* current connection, or NULL: never a dead one (clnt_conn_kill) */
 	bool connecting;             /* a thread is building the next connection */
 	uint32_t connects;
 	pthread_mutex_t err_lock;    /* err, which calls finishing without ct->lock write too */
@@ -256,7 +256,13 @@ bool clnt_conn_take_slot(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c);
 /* Drop a reference; the last one frees the connection.  ct->lock held. */
 void clnt_conn_put(struct clnt_rdma_conn *cn);
 
-/* Mark @cn dead with @err (@why: for RPCRDMA_DEBUG) and wake everything waiting on it.  ct->lock held. */
+/*
+ * Mark @cn dead with @err (@why: for RPCRDMA_DEBUG) and wake everything
+ * waiting on it; if it is ct->conn, put the CLIENT's reference and clear
+ * ct->conn, so the connection goes once its calls have detached.  A
+ * caller that uses @cn after the kill holds a reference of its own (an
+ * attached call has one).  ct->lock held.
+ */
 void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err, const char *why);
 
 /*

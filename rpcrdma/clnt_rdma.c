@@ -690,7 +690,7 @@ int clnt_rdma_getinfo(CLIENT *cl, struct rpcrdma_conn_info *info)
 		return -EINVAL;
 	ct = clnt_rdma_of(cl);
 	pthread_mutex_lock(&ct->lock);
-	if (ct->conn && !ct->conn->dead)
+	if (ct->conn)
 		conn_info_fill(ct, ct->conn, &got);
 	else
 		rc = -ENOTCONN;

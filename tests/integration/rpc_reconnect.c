@@ -5,7 +5,9 @@
  * program; with CRASH=1 an ECHO of "crash" makes it exit without
  * replying.  The client side checks, per address:
  *   1. the call in flight when the server dies fails with RPC_CANTRECV
- *      (not a timeout), quickly;
+ *      (not a timeout), quickly, and the CLIENT lets go of the lost
+ *      connection then, not at its next call: this process holds no
+ *      queue pair or rdma_cm id any more (the server is another);
  *   2. a call while no server listens fails with RPC_CANTSEND;
  *   3. after a restart on the same port the same CLIENT reconnects
  *      (connects = 2) and works;
@@ -32,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rdmatest_child.h"
 #include "rdmatest_support.h"
 
 extern char **environ;
@@ -187,6 +190,20 @@ static CLIENT *server_and_client(const char *addr, bool resend, struct server *s
 	return cl;
 }
 
+/* Step 1's end: the idle CLIENT holds nothing of the connection it lost. */
+static void check_let_go(const char *addr)
+{
+	int qps = rdmatest_rdma_res_count("qp", getpid());
+	int ids = rdmatest_rdma_res_count("cm_id", getpid());
+
+	if (qps != 0 || ids != 0)
+		check_fail("%s: after the lost call the CLIENT still holds %d queue pairs and %d "
+			   "rdma_cm ids, expected none", addr, qps, ids);
+	else
+		printf("rpc_reconnect: %s: the lost connection was let go with its call (no queue "
+		       "pair or rdma_cm id left)\n", addr);
+}
+
 /* Steps 1-3: failures are reported, the same CLIENT reconnects. */
 static void check_fail_and_reconnect(const char *addr)
 {
@@ -201,6 +218,7 @@ static void check_fail_and_reconnect(const char *addr)
 	expect(cl, "echo the server dies in", echo(cl, "crash", 20), RPC_CANTRECV);
 	if (rdmatest_now() - t0 > 10)
 		check_fail("the lost connection was noticed only after %.1f s", rdmatest_now() - t0);
+	check_let_go(addr);
 	server_stop(&s);
 	expect(cl, "echo with no server", echo(cl, "nobody", 10), RPC_CANTSEND);
 	if (!server_start(addr, s.port, true, &s)) {
