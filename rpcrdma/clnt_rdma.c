@@ -27,7 +27,6 @@
 #include "xdr/ccp.h"
 
 #define CLNT_RECONNECT_PAUSE_MS 200
-#define CLNT_TIMEOUT_MAX_S (100ll * 365 * 86400) /* a longer timeout is taken as this */
 #define CLNT_AUTH_REFRESHES 2 /* as libtirpc's clnt_vc */
 
 static const struct clnt_ops clnt_rdma_ops;
@@ -84,18 +83,10 @@ static enum clnt_stat clnt_rdma_waited(struct clnt_rdma_call *c, int rc)
 	return clnt_call_fail(c, RPC_CANTRECV, -rc);
 }
 
-/*
- * @tv in ms, rounded up, at most CLNT_TIMEOUT_MAX_S: no overflow for any
- * value (clnt_call's tv is not checked as CLSET_TIMEOUT's is: tv_usec
- * may be a million or more).
- */
+/* @tv, valid (rpcrdma_timeout_valid: every timeout kept is), in ms rounded up. */
 static int64_t clnt_rdma_tv_ms(struct timeval tv)
 {
-	if (tv.tv_sec < 0 || tv.tv_usec < 0)
-		return 0;
-	if (tv.tv_sec >= CLNT_TIMEOUT_MAX_S || tv.tv_usec / 1000000 >= CLNT_TIMEOUT_MAX_S - tv.tv_sec)
-		return CLNT_TIMEOUT_MAX_S * 1000;
-	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000 + (tv.tv_usec % 1000 != 0);
+	return (int64_t)tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
 }
 
 /*
