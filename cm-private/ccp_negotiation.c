@@ -89,11 +89,15 @@ struct rpcrdma_config_reply rpcrdma_ccp_server_reply(const struct rpcrdma_ccp_lo
 
 enum rpcrdma_ccp_status rpcrdma_ccp_server_apply(const struct rpcrdma_ccp_local *local,
 						 const struct rpcrdma_config_req *req,
+						 const struct rpcrdma_inline_params *pd,
 						 uint32_t *inline_send)
 {
+	uint32_t send;
+
 	if (req->maxreply_sendsize < RPCRDMA_DEFAULT_INLINE ||
 	    req->maxcall_sendsize < RPCRDMA_DEFAULT_INLINE)
 		return RPCRDMA_CCP_BAD_SENDSIZE;
-	*inline_send = min_u32(local->send_size, req->maxreply_sendsize);
+	send = min_u32(local->send_size, req->maxreply_sendsize);
+	*inline_send = pd ? min_u32(send, pd->send) : send;
 	return RPCRDMA_CCP_OK;
 }

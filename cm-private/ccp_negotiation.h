@@ -79,12 +79,16 @@ struct rpcrdma_config_reply rpcrdma_ccp_server_reply(const struct rpcrdma_ccp_lo
 
 /*
  * rpcrdma_ccp_server_apply - the server's inline reply size after a
- * client's CONF_RDMA argument: min(our send size, client's maxreply).
+ * client's CONF_RDMA argument: min(our send size, client's maxreply),
+ * and never above the Send Size the RFC 8797 private data negotiated
+ * (@pd, NULL without it), as the client keeps to it too
+ * (rpcrdma_ccp_client_apply).
  * Returns RPCRDMA_CCP_OK, or RPCRDMA_CCP_BAD_SENDSIZE (and leaves
  * *@inline_send unchanged) when the client claims less than 1024.
  */
 enum rpcrdma_ccp_status rpcrdma_ccp_server_apply(const struct rpcrdma_ccp_local *local,
 						 const struct rpcrdma_config_req *req,
+						 const struct rpcrdma_inline_params *pd,
 						 uint32_t *inline_send);
 
 #endif

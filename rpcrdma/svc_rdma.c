@@ -140,15 +140,13 @@ static enum accept_stat svc_rdma_ccp_conf(struct svc_rdma_conn *c, struct rpcrdm
 {
 	const struct rpcrdma_ep_info *ei = rpcrdma_ep_info(c->ep);
 	struct rpcrdma_ccp_local local = svc_rdma_ccp_local(c);
+	const struct rpcrdma_inline_params *pd =
+		ei->peer_pd == RPCRDMA_PD_OK ? &ei->inline_params : NULL;
 	struct rpcrdma_config_req req;
-	uint32_t inline_send;
 
 	if (!svc_rdma_args_decode(c, NULL, (xdrproc_t)xdr_rpcrdma_config_req, &req) ||
-	    rpcrdma_ccp_server_apply(&local, &req, &inline_send) != RPCRDMA_CCP_OK)
+	    rpcrdma_ccp_server_apply(&local, &req, pd, &c->inline_send) != RPCRDMA_CCP_OK)
 		return GARBAGE_ARGS;
-	/* Without private data CCP alone sizes our replies; with it, never above it. */
-	if (ei->peer_pd != RPCRDMA_PD_OK || inline_send < c->inline_send)
-		c->inline_send = inline_send;
 	if (req.maxrdmaread < c->max_reads)
 		c->max_reads = req.maxrdmaread;
 	c->inline_recv = local.recv_size; /* the reply's maxcall_sendsize */

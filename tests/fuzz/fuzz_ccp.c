@@ -22,6 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct rpcrdma_ccp_local local = { 8192, 8192, 64 };
 	static const struct rpcrdma_rd_depths rd = { 4, 4 };
+	static const struct rpcrdma_inline_params pd = { .send = 4096, .recv = 4096 };
 	struct rpcrdma_config_req req;
 	struct rpcrdma_config_reply rep;
 	struct rpcrdma_ccp_client c;
@@ -29,8 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (rpcrdma_config_req_decode(data, size, &req)) {
 		reencode((xdrproc_t)xdr_rpcrdma_config_req, &req, data);
-		if (rpcrdma_ccp_server_apply(&local, &req, &send) == RPCRDMA_CCP_OK &&
+		if (rpcrdma_ccp_server_apply(&local, &req, NULL, &send) == RPCRDMA_CCP_OK &&
 		    (send < 1024 || send > local.send_size))
+			abort();
+		if (rpcrdma_ccp_server_apply(&local, &req, &pd, &send) == RPCRDMA_CCP_OK &&
+		    (send < 1024 || send > pd.send))
 			abort();
 	}
 	if (rpcrdma_config_reply_decode(data, size, &rep)) {

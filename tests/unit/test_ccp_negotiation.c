@@ -31,7 +31,7 @@ Test(ccp_negotiation, full_exchange)
 	cr_assert_eq(req.maxcall_sendsize, 8192);
 	cr_assert_eq(req.maxreply_sendsize, 16384);
 	cr_assert_eq(req.maxrdmaread, 16);
-	cr_assert_eq(rpcrdma_ccp_server_apply(&server_local, &req, &server_send), RPCRDMA_CCP_OK);
+	cr_assert_eq(rpcrdma_ccp_server_apply(&server_local, &req, NULL, &server_send), RPCRDMA_CCP_OK);
 	cr_assert_eq(server_send, 16384);
 	rep = rpcrdma_ccp_server_reply(&server_local, &server_rd);
 	cr_assert_eq(rep.maxcall_sendsize, 4096);
@@ -63,6 +63,22 @@ Test(ccp_negotiation, private_data_still_caps_inline_replies)
 	cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &rep, &client_rd, NULL),
 		     RPCRDMA_CCP_OK);
 	cr_assert_eq(c.inline_recv, 16384, "without private data our own buffers");
+}
+
+Test(ccp_negotiation, private_data_still_caps_the_servers_inline_replies)
+{
+	/* The client's private data said Receive Size 8192: CCP's 16384 does not raise it. */
+	static const struct rpcrdma_inline_params pd = { .send = 8192, .recv = 4096 };
+	struct rpcrdma_config_req req = rpcrdma_ccp_client_request(&client_local, &client_rd);
+	struct rpcrdma_config_req small = { 8192, 2048, 4 };
+	uint32_t send = 1024;
+
+	cr_assert_eq(rpcrdma_ccp_server_apply(&server_local, &req, &pd, &send), RPCRDMA_CCP_OK);
+	cr_assert_eq(send, 8192);
+	cr_assert_eq(rpcrdma_ccp_server_apply(&server_local, &small, &pd, &send), RPCRDMA_CCP_OK);
+	cr_assert_eq(send, 2048, "a smaller maxreply_sendsize lowers it below the private data's");
+	cr_assert_eq(rpcrdma_ccp_server_apply(&server_local, &req, NULL, &send), RPCRDMA_CCP_OK);
+	cr_assert_eq(send, 16384, "without private data CCP alone");
 }
 
 Test(ccp_negotiation, rdma_reads_never_exceed_negotiated_ord)
@@ -107,14 +123,14 @@ Test(ccp_negotiation, server_rejects_absurd_requests)
 	for (size_t i = 0; i < 3; i++) {
 		uint32_t send = 2048;
 
-		cr_assert_eq(rpcrdma_ccp_server_apply(&server_local, &bad[i], &send),
+		cr_assert_eq(rpcrdma_ccp_server_apply(&server_local, &bad[i], NULL, &send),
 			     RPCRDMA_CCP_BAD_SENDSIZE);
 		cr_assert_eq(send, 2048);
 	}
 	struct rpcrdma_config_req huge = { UINT32_MAX, UINT32_MAX, UINT32_MAX };
 	uint32_t send = 2048;
 
-	cr_assert_eq(rpcrdma_ccp_server_apply(&server_local, &huge, &send), RPCRDMA_CCP_OK);
+	cr_assert_eq(rpcrdma_ccp_server_apply(&server_local, &huge, NULL, &send), RPCRDMA_CCP_OK);
 	cr_assert_eq(send, 32768);
 }
 
