@@ -253,7 +253,11 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t de
  */
 bool clnt_conn_take_slot(struct clnt_rdma_conn *cn, struct clnt_rdma_call *c);
 
-/* Drop a reference; the last one frees the connection.  ct->lock held. */
+/*
+ * Drop a reference; the last one frees the connection.  ct->lock held,
+ * except by a call detaching unlocked (clnt_conn_detach_unlocked): once
+ * the count is 0 nothing else reaches the connection.
+ */
 void clnt_conn_put(struct clnt_rdma_conn *cn);
 
 /*
@@ -275,7 +279,8 @@ void clnt_conn_kill(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int err,
 void clnt_conn_device_removed(struct rpcrdma_clnt *ct);
 
 /*
- * clnt_conn_publish - make @cn, new from clnt_conn_open, the CLIENT's
+ * clnt_conn_publish - make @cn, new and live from clnt_conn_open (which
+ * returns no connection a kill has marked dead), the CLIENT's
  * connection (ct->conn), unless its device was removed meanwhile (then
  * it is dropped as by clnt_conn_device_removed: the watcher may have
  * told the CLIENT before @cn was there to see).  ct->lock held.  Returns

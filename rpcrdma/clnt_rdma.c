@@ -400,9 +400,9 @@ int clnt_rdma_ccp(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn, int64_t de
 	 */
 	if (unlocked)
 		pthread_mutex_lock(&ct->lock);
-	lost = c->conn_lost || cn->dead;
 	unanswered = st == RPC_TIMEDOUT;
 	clnt_rdma_release(ct, c); /* nothing left to release once detached unlocked */
+	lost = c->conn_lost || cn->dead; /* after the release: its receive's repost may kill it */
 	if (!lost && !unanswered)
 		clnt_rdma_ccp_apply(ct, cn, st, &rep);
 	clnt_rdma_unlock(ct);
