@@ -503,13 +503,13 @@ static int ep_resolve(struct rpcrdma_ep *ep, const struct sockaddr *dst, int64_t
 	if (rc)
 		return rc;
 	errno_clear();
-	if (rdma_resolve_addr(ep->id, NULL, (struct sockaddr *)dst, remaining_ms(deadline) + 1))
+	if (rdma_resolve_addr(ep->id, NULL, (struct sockaddr *)dst, resolve_timeout_ms(deadline)))
 		return neg_errno(EHOSTUNREACH);
 	rc = ep_cm_wait(ep, RDMA_CM_EVENT_ADDR_RESOLVED, deadline);
 	if (rc)
 		return rc;
 	errno_clear();
-	if (rdma_resolve_route(ep->id, remaining_ms(deadline) + 1))
+	if (rdma_resolve_route(ep->id, resolve_timeout_ms(deadline)))
 		return neg_errno(EHOSTUNREACH);
 	return ep_cm_wait(ep, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline);
 }

@@ -11,6 +11,7 @@
 #define RPCRDMA_VERBS_INTERNAL_H
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 
 #include "rpcrdma/verbs.h"
@@ -56,11 +57,24 @@ struct rpcrdma_ep {
 	struct rpcrdma_ep_info info;
 };
 
+/* The ms left until @deadline (rpcrdma_now_ms), 0 once passed, at most INT_MAX. */
 static inline int remaining_ms(int64_t deadline)
 {
 	int64_t left = deadline - rpcrdma_now_ms();
 
-	return left > 0 ? (int)left : 0;
+	return left <= 0 ? 0 : left < INT_MAX ? (int)left : INT_MAX;
+}
+
+/*
+ * The timeout for rdma_resolve_addr() and rdma_resolve_route(): what is
+ * left, and 1 ms more, so a deadline reached in the last millisecond is
+ * not a timeout of 0; no overflow with connect_timeout_ms INT_MAX.
+ */
+static inline int resolve_timeout_ms(int64_t deadline)
+{
+	int ms = remaining_ms(deadline);
+
+	return ms < INT_MAX ? ms + 1 : INT_MAX;
 }
 
 /* For calls that return NULL or -1 and set errno, which some forget to. */

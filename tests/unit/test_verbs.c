@@ -3,11 +3,24 @@
  * rdma_cm event mean as an errno, and what ESTABLISHED takes from the accept.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
 
 #include "rpcrdma/verbs_internal.h"
+
+Test(verbs, timeouts_left_are_clamped_not_overflowed)
+{
+	int64_t now = rpcrdma_now_ms();
+
+	cr_assert_eq(remaining_ms(now - 5), 0);
+	cr_assert_eq(remaining_ms(INT64_MAX), INT_MAX);
+	cr_assert_eq(remaining_ms(now + (int64_t)INT_MAX + 1000), INT_MAX);
+	cr_assert_eq(resolve_timeout_ms(now - 5), 1, "never 0: rdma_cm would time out at once");
+	cr_assert_eq(resolve_timeout_ms(now + INT_MAX), INT_MAX, "connect_timeout_ms INT_MAX");
+	cr_assert_eq(resolve_timeout_ms(INT64_MAX), INT_MAX);
+}
 
 Test(verbs, wc_errno_names_the_cause)
 {
