@@ -484,10 +484,13 @@ void rpcrdma_ep_stop(struct rpcrdma_ep *ep)
 	if (ep->cm_channel)
 		rpcrdma_ep_cm_drain(ep);
 	ep_disconnect(ep);
+	/* under post_lock: a post that passed its disconnected check has returned */
+	pthread_mutex_lock(&ep->post_lock);
+	__atomic_store_n(&ep->disconnected, true, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ep->post_lock);
 	if (ep->id->qp)
 		rdma_destroy_qp(ep->id);
 	ep->stopped = true;
-	__atomic_store_n(&ep->disconnected, true, __ATOMIC_RELAXED);
 }
 
 /* ---- active side --------------------------------------------------------------------- */

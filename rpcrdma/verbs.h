@@ -150,7 +150,11 @@ int64_t rpcrdma_coarse_ms(void);
 
 /* Receive buffer @index: its memory (valid until reposted) and size. */
 uint8_t *rpcrdma_ep_recv_buf(const struct rpcrdma_ep *ep, uint32_t index);
-/* Give receive buffer @index back to the queue pair. */
+/*
+ * Give receive buffer @index back to the queue pair.  Returns 0, -EINVAL
+ * (no such buffer), -ENOTCONN (the queue pair is gone: rpcrdma_ep_stop)
+ * or -errno of the post.
+ */
 int rpcrdma_ep_repost_recv(struct rpcrdma_ep *ep, uint32_t index);
 
 /* One Send of rpcrdma_ep_post_sends: one SGE, With Invalidate of @invalidate_rkey if @invalidate. */

@@ -44,6 +44,8 @@ int rpcrdma_ep_repost_recv(struct rpcrdma_ep *ep, uint32_t index)
 
 	if (index >= ep->params.recv_count)
 		return -EINVAL;
+	if (!ep->id->qp) /* rpcrdma_ep_stop destroyed it */
+		return -ENOTCONN;
 	return verbs_rc(ibv_post_recv(ep->id->qp, &wr, &bad));
 }
 
@@ -261,8 +263,13 @@ static void wc_from_ibv(struct rpcrdma_ep *ep, const struct ibv_wc *in, struct r
 		}
 		return;
 	}
-	if (slot >= ep->params.send_depth)
+	if (slot >= ep->params.send_depth) {
+		/* no work request of ours: a provider fault, which ends the connection as one */
+		out->status = IBV_WC_GENERAL_ERR;
+		out->kind = RPCRDMA_WC_SEND;
+		out->wr_id = UINT64_MAX;
 		return;
+	}
 	out->kind = __atomic_load_n(&ep->slots[slot].kind, __ATOMIC_ACQUIRE);
 	out->wr_id = __atomic_load_n(&ep->slots[slot].wr_id, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&ep->slots_busy, 1, __ATOMIC_ACQ_REL);
