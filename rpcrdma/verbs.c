@@ -614,13 +614,7 @@ int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_param
 
 /* ---- passive side: an endpoint from a connection request (the listener is listener.c) */
 
-/*
- * Read a request while its event is unacked (the private data lives in
- * the event).  As with the accept, depths are from our side: the
- * initiator's ORD arrives as responder_resources, its IRD as
- * initiator_depth.
- */
-static void ep_take_request(struct rpcrdma_ep *ep, const struct rdma_conn_param *conn)
+void rpcrdma_ep_take_request(struct rpcrdma_ep *ep, const struct rdma_conn_param *conn)
 {
 	struct rpcrdma_rd_depths initiator = {
 		.ird = conn->initiator_depth,
@@ -669,7 +663,7 @@ static int ep_accept(struct rpcrdma_ep *ep, const struct rdma_conn_param *reques
 	}
 	if (rc)
 		return rc;
-	ep_take_request(ep, request);
+	rpcrdma_ep_take_request(ep, request);
 	param.responder_resources = (uint8_t)min_u32(ep->info.rd.ird, RPCRDMA_CM_DEPTH_MAX);
 	param.initiator_depth = (uint8_t)min_u32(ep->info.rd.ord, RPCRDMA_CM_DEPTH_MAX);
 	errno_clear();

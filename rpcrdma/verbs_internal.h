@@ -137,6 +137,15 @@ int rpcrdma_cm_next_event(struct rdma_event_channel *ch, int64_t deadline,
 int rpcrdma_cm_event_handle(struct rpcrdma_ep *ep, const struct rdma_cm_event *ev);
 
 /*
+ * rpcrdma_ep_take_request - what a connection request @conn says, as the
+ * passive side takes it before its accept: the peer's private data, the
+ * inline sizes negotiated from it, and our IRD and ORD from the
+ * initiator's (its ORD arrives as responder_resources, its IRD as
+ * initiator_depth), by RFC 6581 on iWARP and the IB CM's rule otherwise.
+ */
+void rpcrdma_ep_take_request(struct rpcrdma_ep *ep, const struct rdma_conn_param *conn);
+
+/*
  * rpcrdma_ep_from_request - the endpoint of connection request @ev
  * (acked here), accepted: see rpcrdma_listener_accept().  Returns 0
  * with *@out set, or -errno with the request rejected.

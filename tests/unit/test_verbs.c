@@ -202,3 +202,53 @@ Test(verbs, established_on_the_passive_side_changes_only_the_state)
 	cr_assert_eq(c.ep.info.rd.ord, 7);
 	cr_assert_eq(c.ep.info.inline_params.send, 0);
 }
+
+/*
+ * A connection request on the passive side: an initiator with IRD 2 and
+ * ORD 4 (rdma_cm presents its ORD as responder_resources), a server that
+ * wants 8 and 8.
+ */
+static void request_take(enum ibv_transport_type transport, struct rpcrdma_ep *ep)
+{
+	const struct rpcrdma_private_data peer = { .remote_invalidate = true, .send_size = 8192,
+						   .recv_size = 2048 };
+	uint8_t pd[RPCRDMA_PD_BYTES];
+	struct rdma_conn_param conn = {
+		.private_data = pd,
+		.private_data_len = sizeof(pd),
+		.initiator_depth = 2,
+		.responder_resources = 4,
+	};
+
+	cr_assert_eq(rpcrdma_private_data_encode(&peer, pd), RPCRDMA_PD_OK);
+	memset(ep, 0, sizeof(*ep));
+	ep->passive = true;
+	ep->info.transport = transport;
+	ep->info.dev = (struct rpcrdma_rd_limits){ .max_qp_rd_atom = 16, .max_qp_init_rd_atom = 16 };
+	ep->params.rd = (struct rpcrdma_rd_depths){ .ird = 8, .ord = 8 };
+	ep->local_pd = (struct rpcrdma_private_data){ .remote_invalidate = true, .send_size = 4096,
+						      .recv_size = 4096 };
+	rpcrdma_ep_take_request(ep, &conn);
+	cr_assert_eq(ep->info.peer_pd, RPCRDMA_PD_OK);
+	cr_assert_eq(ep->info.inline_params.send, 2048, "the initiator receives 2048");
+	cr_assert_eq(ep->info.inline_params.recv, 4096, "we receive 4096");
+	cr_assert(ep->info.inline_params.remote_invalidate);
+	cr_assert_eq(ep->info.rd.ord, 2, "ORD %u: never above the initiator's IRD", ep->info.rd.ord);
+}
+
+Test(verbs, request_depths_on_ib_keep_our_ird_within_the_initiators_ord)
+{
+	struct rpcrdma_ep ep;
+
+	request_take(IBV_TRANSPORT_IB, &ep);
+	cr_assert_eq(ep.info.rd.ird, 4, "IRD %u: the IB CM makes it the initiator's ORD", ep.info.rd.ird);
+}
+
+Test(verbs, request_depths_on_iwarp_cover_the_initiators_ord)
+{
+	struct rpcrdma_ep ep;
+
+	request_take(IBV_TRANSPORT_IWARP, &ep);
+	cr_assert_eq(ep.info.rd.ird, 8, "IRD %u: ours, which covers the initiator's ORD 4",
+		     ep.info.rd.ird);
+}
