@@ -16,7 +16,7 @@ static const char *const status_names[] = {
 	[RPCRDMA_XDR_SHORT] = "inline data exhausted",
 	[RPCRDMA_XDR_TOO_MANY_ITEMS] = "too many DDP-eligible items",
 	[RPCRDMA_XDR_CHUNK_MISMATCH] = "item length differs from its chunk",
-	[RPCRDMA_XDR_BAD_SETPOS] = "cannot reposition across a chunked item",
+	[RPCRDMA_XDR_BAD_SETPOS] = "cannot reposition across an opaque item",
 };
 
 const char *rpcrdma_xdr_status_str(enum rpcrdma_xdr_status status)
@@ -62,13 +62,20 @@ static bool external_pad(struct rpcrdma_xdr_stream *s, u_int len, bool *is_pad)
 
 /* ---- inline byte movement ------------------------------------------------- */
 
+static void advance(struct rpcrdma_xdr_stream *s, u_int len)
+{
+	s->off += len;
+	s->pos += len;
+	if (s->pos > s->top)
+		s->top = s->pos;
+}
+
 static bool_t put_inline(struct rpcrdma_xdr_stream *s, const void *src, u_int len)
 {
 	if (len > s->cap - s->off)
 		return fail(s, RPCRDMA_XDR_NO_SPACE);
 	memcpy(s->buf + s->off, src, len);
-	s->off += len;
-	s->pos += len;
+	advance(s, len);
 	return TRUE;
 }
 
@@ -77,8 +84,7 @@ static bool_t get_inline(struct rpcrdma_xdr_stream *s, void *dst, u_int len)
 	if (len > s->cap - s->off)
 		return fail(s, RPCRDMA_XDR_SHORT);
 	memcpy(dst, s->buf + s->off, len);
-	s->off += len;
-	s->pos += len;
+	advance(s, len);
 	return TRUE;
 }
 
@@ -110,8 +116,18 @@ static void item_seen(struct rpcrdma_xdr_stream *s, u_int len, bool external)
 {
 	s->pad_expected = roundup_of(len);
 	s->pad_external = external;
-	if (external)
-		s->floor = s->pos;
+}
+
+/*
+ * An opaque item (or a chunked item's roundup) is behind us: a setpos
+ * back across it would count it again (its ordinal, its chunk) and,
+ * for a chunked one, move the inline offset over bytes never inline.
+ * Between floor and top inline offset and position move together.
+ */
+static bool_t item_done(struct rpcrdma_xdr_stream *s)
+{
+	s->floor = s->top = s->pos;
+	return TRUE;
 }
 
 static bool_t x_putbytes(XDR *xdrs, const char *src, u_int len)
@@ -121,21 +137,20 @@ static bool_t x_putbytes(XDR *xdrs, const char *src, u_int len)
 
 	if (external_pad(s, len, &is_pad)) {
 		s->pos += len;
-		s->floor = s->pos;
-		return TRUE;
+		return item_done(s);
 	}
 	if (is_pad || !len)
 		return put_inline(s, src, len);
 	if (!is_eligible(s) || len < s->ddp_min) {
 		item_seen(s, len, false);
-		return put_inline(s, src, len);
+		return put_inline(s, src, len) && item_done(s);
 	}
 	if (s->nitems == RPCRDMA_XDR_MAX_ITEMS)
 		return fail(s, RPCRDMA_XDR_TOO_MANY_ITEMS);
 	s->items[s->nitems++] = (struct rpcrdma_xdr_item){ s->pos, len, (const uint8_t *)src };
 	s->pos += len;
 	item_seen(s, len, true);
-	return TRUE;
+	return item_done(s);
 }
 
 /*
@@ -167,7 +182,7 @@ static bool_t x_getbytes(XDR *xdrs, char *dst, u_int len)
 	if (external_pad(s, len, &is_pad)) {
 		memset(dst, 0, len);
 		s->pos += len;
-		return TRUE;
+		return item_done(s);
 	}
 	if (is_pad || !len)
 		return get_inline(s, dst, len);
@@ -176,13 +191,13 @@ static bool_t x_getbytes(XDR *xdrs, char *dst, u_int len)
 		return fail(s, RPCRDMA_XDR_CHUNK_MISMATCH);
 	if (!c) {
 		item_seen(s, len, false);
-		return get_inline(s, dst, len);
+		return get_inline(s, dst, len) && item_done(s);
 	}
 	if ((const uint8_t *)dst != c->data)
 		memcpy(dst, c->data, len);
 	s->pos += len;
 	item_seen(s, len, true);
-	return TRUE;
+	return item_done(s);
 }
 
 /* ---- position ---------------------------------------------------------------- */
@@ -192,15 +207,18 @@ static u_int x_getpostn(XDR *xdrs)
 	return stream_of(xdrs)->pos;
 }
 
+/*
+ * Back to a length word to fill in, and forward again to where the
+ * stream had reached, as with xdrmem; never back across an opaque item
+ * (item_done) nor beyond bytes already written or read.
+ */
 static bool_t x_setpostn(XDR *xdrs, u_int pos)
 {
 	struct rpcrdma_xdr_stream *s = stream_of(xdrs);
-	uint32_t back;
 
-	if (pos > s->pos || pos < s->floor)
+	if (pos > s->top || pos < s->floor)
 		return fail(s, RPCRDMA_XDR_BAD_SETPOS);
-	back = s->pos - pos;
-	s->off -= back;
+	s->off = s->off - s->pos + pos; /* off - pos is constant in [floor, top] */
 	s->pos = pos;
 	s->pad_expected = 0;
 	return TRUE;
@@ -249,7 +267,7 @@ static void stream_init(struct rpcrdma_xdr_stream *s, enum xdr_op op, uint8_t *b
 	s->cap = cap;
 	s->off = start <= cap ? start : cap;
 	s->pos = s->off;
-	s->floor = s->off;
+	s->floor = s->top = s->off;
 	s->ddp_mask = ddp_mask;
 }
 

@@ -38,7 +38,7 @@ enum rpcrdma_xdr_status {
 	RPCRDMA_XDR_SHORT,           /* decode: inline bytes exhausted */
 	RPCRDMA_XDR_TOO_MANY_ITEMS,  /* encode: more than RPCRDMA_XDR_MAX_ITEMS eligible items */
 	RPCRDMA_XDR_CHUNK_MISMATCH,  /* decode: item length differs from its chunk's (and its roundup) */
-	RPCRDMA_XDR_BAD_SETPOS,      /* repositioning across a chunked item */
+	RPCRDMA_XDR_BAD_SETPOS,      /* repositioning back across an opaque item, or beyond the furthest position */
 };
 
 struct rpcrdma_xdr_item {
@@ -60,7 +60,8 @@ struct rpcrdma_xdr_stream {
 	bool pad_external;    /* that item was chunked: its roundup is not inline */
 	uint32_t nitems;      /* encode: items recorded; decode: chunks given */
 	uint32_t next_item;   /* decode: next chunk to use */
-	uint32_t floor;       /* setpos may not go below the end of the last chunked item */
+	uint32_t floor;       /* setpos may not go below the end of the last opaque item */
+	uint32_t top;         /* ...nor beyond the furthest position reached since it */
 	enum rpcrdma_xdr_status status;
 	struct rpcrdma_xdr_item items[RPCRDMA_XDR_MAX_ITEMS];
 };

@@ -325,5 +325,69 @@ Test(chunk_stream, setpos_never_crosses_a_chunked_item)
 	cr_assert(xdr_u_int(&s.xdr, &(u_int){ 6 }));
 	cr_assert(xdr_setpos(&s.xdr, 4));
 	cr_assert_eq(s.off, 4);
-	cr_assert_not(xdr_setpos(&s.xdr, 8), "forward");
+	cr_assert_not(xdr_setpos(&s.xdr, 12), "forward beyond what was written");
+	cr_assert_eq(s.status, RPCRDMA_XDR_BAD_SETPOS);
+}
+
+/* A length word reserved, the body written, the length filled in: as with xdrmem. */
+Test(chunk_stream, setpos_back_to_fill_a_length_and_forward_to_the_end)
+{
+	u_int placeholder = 0, body = 0xabcd, len = 8, got[3];
+
+	rpcrdma_xdr_encode_init(&s, inl, sizeof(inl), 0, 0, 0);
+	cr_assert(xdr_u_int(&s.xdr, &placeholder));
+	cr_assert(xdr_u_int(&s.xdr, &body));
+	cr_assert(xdr_u_int(&s.xdr, &body));
+	cr_assert(xdr_setpos(&s.xdr, 0));
+	cr_assert(xdr_u_int(&s.xdr, &len));
+	cr_assert(xdr_setpos(&s.xdr, 12), "forward to where the stream had reached");
+	cr_assert_eq(s.off, 12);
+	cr_assert_eq(xdr_getpos(&s.xdr), 12);
+	for (int i = 0; i < 3; i++)
+		got[i] = rpcrdma_load_be32(inl + 4 * i);
+	cr_assert_eq(got[0], 8);
+	cr_assert_eq(got[1], 0xabcd);
+	cr_assert_eq(got[2], 0xabcd);
+}
+
+/* A rewind across an opaque item would count it again: the item after it keeps its ordinal. */
+Test(chunk_stream, setpos_never_crosses_an_inline_opaque_item)
+{
+	static char small[4] = "abcd", big[4096];
+	char *p = big;
+	u_int len = sizeof(big);
+
+	rpcrdma_xdr_encode_init(&s, inl, sizeof(inl), 0, 1u << 1, 1);
+	cr_assert(xdr_opaque(&s.xdr, small, sizeof(small)));
+	cr_assert_not(xdr_setpos(&s.xdr, 0));
+	cr_assert_eq(s.status, RPCRDMA_XDR_BAD_SETPOS);
+	s.status = RPCRDMA_XDR_OK;
+	cr_assert(xdr_bytes(&s.xdr, &p, &len, sizeof(big)));
+	cr_assert_eq(s.nitems, 1, "the second opaque item is the eligible one");
+	cr_assert_eq(s.items[0].length, sizeof(big));
+}
+
+/* Decoding: a chunked item's roundup was never inline, so no setpos may go back into it. */
+Test(chunk_stream, decode_setpos_never_goes_back_into_a_chunked_items_roundup)
+{
+	uint8_t *chunk = pattern(1025, 5), *dst = malloc(1025);
+	uint8_t wire[8];
+	struct rpcrdma_xdr_item c = { 0, 1025, chunk };
+	uint32_t off;
+	u_int next = 0;
+
+	rpcrdma_store_be32(wire, 0x1c1d1e1f);
+	rpcrdma_store_be32(wire + 4, 0x20212223);
+	rpcrdma_xdr_decode_init(&s, wire, sizeof(wire), 0, 1, &c, 1);
+	cr_assert(xdr_opaque(&s.xdr, (char *)dst, 1025));
+	cr_assert_arr_eq(dst, chunk, 1025);
+	off = s.off;
+	cr_assert_not(xdr_setpos(&s.xdr, xdr_getpos(&s.xdr) - 3));
+	cr_assert_eq(s.status, RPCRDMA_XDR_BAD_SETPOS);
+	cr_assert_eq(s.off, off, "the inline offset is left alone");
+	s.status = RPCRDMA_XDR_OK;
+	cr_assert(xdr_u_int(&s.xdr, &next));
+	cr_assert_eq(next, 0x1c1d1e1f, "the next word is the first inline one: %#x", next);
+	free(chunk);
+	free(dst);
 }
