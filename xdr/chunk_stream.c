@@ -14,7 +14,6 @@ static const char *const status_names[] = {
 	[RPCRDMA_XDR_OK] = "ok",
 	[RPCRDMA_XDR_NO_SPACE] = "inline buffer full",
 	[RPCRDMA_XDR_SHORT] = "inline data exhausted",
-	[RPCRDMA_XDR_TOO_MANY_ITEMS] = "too many DDP-eligible items",
 	[RPCRDMA_XDR_CHUNK_MISMATCH] = "item length differs from its chunk",
 	[RPCRDMA_XDR_BAD_SETPOS] = "cannot reposition across an opaque item",
 };
@@ -141,12 +140,11 @@ static bool_t x_putbytes(XDR *xdrs, const char *src, u_int len)
 	}
 	if (is_pad || !len)
 		return put_inline(s, src, len);
-	if (!is_eligible(s) || len < s->ddp_min) {
+	/* past RPCRDMA_XDR_MAX_ITEMS chunks an eligible item travels inline, as the decoder takes it */
+	if (!is_eligible(s) || len < s->ddp_min || s->nitems == RPCRDMA_XDR_MAX_ITEMS) {
 		item_seen(s, len, false);
 		return put_inline(s, src, len) && item_done(s);
 	}
-	if (s->nitems == RPCRDMA_XDR_MAX_ITEMS)
-		return fail(s, RPCRDMA_XDR_TOO_MANY_ITEMS);
 	s->items[s->nitems++] = (struct rpcrdma_xdr_item){ s->pos, len, (const uint8_t *)src };
 	s->pos += len;
 	item_seen(s, len, true);

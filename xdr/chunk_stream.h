@@ -36,7 +36,6 @@ enum rpcrdma_xdr_status {
 	RPCRDMA_XDR_OK = 0,
 	RPCRDMA_XDR_NO_SPACE,        /* encode: inline buffer full */
 	RPCRDMA_XDR_SHORT,           /* decode: inline bytes exhausted */
-	RPCRDMA_XDR_TOO_MANY_ITEMS,  /* encode: more than RPCRDMA_XDR_MAX_ITEMS eligible items */
 	RPCRDMA_XDR_CHUNK_MISMATCH,  /* decode: item length differs from its chunk's (and its roundup) */
 	RPCRDMA_XDR_BAD_SETPOS,      /* repositioning back across an opaque item, or beyond the furthest position */
 };

@@ -298,17 +298,27 @@ Test(chunk_stream, every_truncation_fails_decode)
 	}
 }
 
-Test(chunk_stream, too_many_items)
+/* Eligible items past the 16th travel inline: the stream is still xdrmem's. */
+Test(chunk_stream, items_past_the_last_chunk_travel_inline)
 {
-	static char big[64];
+	static uint8_t want[1 << 12], got[1 << 12];
+	static char big[63];
 	char *p = big;
 	u_int len = sizeof(big);
+	XDR x;
 
+	memset(big, 0x5a, sizeof(big));
 	rpcrdma_xdr_encode_init(&s, inl, sizeof(inl), 0, ~0u, 1);
-	for (uint32_t i = 0; i < RPCRDMA_XDR_MAX_ITEMS; i++)
-		cr_assert(xdr_bytes(&s.xdr, &p, &len, ~0u));
-	cr_assert_not(xdr_bytes(&s.xdr, &p, &len, ~0u));
-	cr_assert_eq(s.status, RPCRDMA_XDR_TOO_MANY_ITEMS);
+	xdrmem_create(&x, (char *)want, sizeof(want), XDR_ENCODE);
+	for (uint32_t i = 0; i < RPCRDMA_XDR_MAX_ITEMS + 2; i++) {
+		cr_assert(xdr_bytes(&s.xdr, &p, &len, ~0u), "item %u: %s", i,
+			  rpcrdma_xdr_status_str(s.status));
+		cr_assert(xdr_bytes(&x, &p, &len, ~0u));
+	}
+	cr_assert_eq(s.nitems, RPCRDMA_XDR_MAX_ITEMS);
+	cr_assert_eq(materialize(got), xdr_getpos(&x));
+	cr_assert_arr_eq(got, want, xdr_getpos(&x));
+	xdr_destroy(&x);
 }
 
 Test(chunk_stream, setpos_never_crosses_a_chunked_item)
