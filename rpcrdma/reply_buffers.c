@@ -114,6 +114,23 @@ int rpcrdma_replybufs_get(struct rpcrdma_replybufs *rb, uint32_t len,
 	return 0;
 }
 
+/* Free the largest idle buffer if it is larger than @cap. */
+static bool replybuf_evict_larger(struct rpcrdma_replybufs *rb, uint32_t cap)
+{
+	struct rpcrdma_replybuf **pp = &rb->idle;
+
+	if (!*pp)
+		return false;
+	while ((*pp)->next)
+		pp = &(*pp)->next;
+	if ((*pp)->cap <= cap)
+		return false;
+	rb->idle_bytes -= (*pp)->cap;
+	replybuf_free(rb, *pp);
+	*pp = NULL;
+	return true;
+}
+
 void rpcrdma_replybufs_put(struct rpcrdma_replybufs *rb, struct rpcrdma_replybuf *b)
 {
 	struct rpcrdma_replybuf **pp = &rb->idle;
@@ -121,6 +138,10 @@ void rpcrdma_replybufs_put(struct rpcrdma_replybufs *rb, struct rpcrdma_replybuf
 	if (!b)
 		return;
 	replybuf_return(b);
+	/* over the budget a smaller buffer stays before a larger one: one large reply does not
+	 * make every small one register anew */
+	while (rb->idle_bytes + b->cap > rb->keep_bytes && replybuf_evict_larger(rb, b->cap))
+		;
 	if (rb->idle_bytes + b->cap > rb->keep_bytes && (rb->idle || b->cap > rb->keep_one_max)) {
 		replybuf_free(rb, b);
 		return;

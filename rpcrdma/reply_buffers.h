@@ -8,7 +8,9 @@
  * send queue come in posting order), then go idle.  Idle buffers are
  * kept, smallest first, up to a byte budget and always at least one no
  * larger than a size limit (so a stream of large replies registers
- * nothing); a request takes the smallest that fits.  Memory thus stays flat under steady load: the
+ * nothing); over the budget the larger idle buffers go first, so one
+ * large reply does not make the small ones after it register anew; a
+ * request takes the smallest that fits.  Memory thus stays flat under steady load: the
  * budget bounds what is kept, the in-flight limit the caller enforces
  * bounds the rest.  Buffers are registered for local access only: the
  * reply pool for reading (Send and RDMA Write sources), the sink pool

@@ -730,7 +730,8 @@ static bool_t svc_rdma_accept(SVCXPRT *xprt, struct rpc_msg *msg)
 		}
 		c->epfd = c->yield_fd = c->timer_fd = -1;
 		c->ep = ep;
-		rpcrdma_replybufs_init(&c->replies, rpcrdma_ep_pd(ep), 0, SVC_REPLY_KEEP, UINT64_MAX);
+		rpcrdma_replybufs_init(&c->replies, rpcrdma_ep_pd(ep), 0, SVC_REPLY_KEEP,
+				       SVC_REPLY_KEEP_ONE);
 		/* iWARP: a Read Response is a tagged write, so a sink needs remote access: per call */
 		c->sinks_pooled = rpcrdma_ep_info(ep)->transport != IBV_TRANSPORT_IWARP;
 		rpcrdma_replybufs_init(&c->sinks, rpcrdma_ep_pd(ep), IBV_ACCESS_LOCAL_WRITE,

@@ -22,6 +22,7 @@
 
 #define SVC_WC_BATCH      16
 #define SVC_REPLY_KEEP    (256u << 10)            /* idle reply buffers kept per connection */
+#define SVC_REPLY_KEEP_ONE (2u << 20)             /* ...and one up to this (a 1 MiB result's) over it */
 #define SVC_SINK_KEEP     (1u << 20)              /* idle Read sinks kept per connection (IB/RoCE) */
 #define SVC_REPLIES_MAX   8u                      /* replies in flight per connection */
 #define SVC_CALLS_MAX     SVC_REPLIES_MAX         /* calls taken (assembled or served) per connection */

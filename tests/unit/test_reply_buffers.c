@@ -151,6 +151,28 @@ Test(reply_buffers, idle_buffers_beyond_the_budget_are_freed_but_one_is_always_k
 	cr_assert_eq(regs, deregs);
 }
 
+/* One large reply, then small ones two at a time: the small ones stay, the large one goes. */
+Test(reply_buffers, a_large_idle_buffer_gives_way_to_small_ones_over_the_budget)
+{
+	struct rpcrdma_replybufs rb;
+	struct rpcrdma_replybuf *huge, *a, *b;
+
+	setup(&rb, 16384);
+	huge = get(&rb, 1u << 20);
+	rpcrdma_replybufs_put(&rb, huge); /* the only idle one: kept */
+	for (int i = 0; i < 100; i++) {
+		a = get(&rb, 100);
+		b = get(&rb, 100);
+		rpcrdma_replybufs_put(&rb, a);
+		rpcrdma_replybufs_put(&rb, b);
+	}
+	cr_assert_leq(regs, 3, "%d registrations: the small replies registered anew", regs);
+	cr_assert_leq(rb.idle_bytes, 16384, "idle %llu bytes: the large buffer stayed",
+		      (unsigned long long)rb.idle_bytes);
+	rpcrdma_replybufs_destroy(&rb);
+	cr_assert_eq(regs, deregs);
+}
+
 Test(reply_buffers, destroy_frees_posted_buffers_too)
 {
 	struct rpcrdma_replybufs rb;
