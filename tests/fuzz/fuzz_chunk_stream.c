@@ -3,6 +3,9 @@
  * much of the input is the "write chunk", the rest is the inline stream,
  * decoded as the test program's results.  Anything decoded must
  * re-encode through the stream and decode again to the same value.
+ * Then the input drives a decode stream directly, words, opaque items
+ * and repositions back and forth as hand-written XDR routines may make
+ * them: the inline offset must stay within the inline bytes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +35,39 @@ static void check_read_res(const rdmatest_read_res *r)
 	xdr_free((xdrproc_t)xdr_rdmatest_read_res, (char *)&again);
 }
 
+/* Each input byte an operation on a stream over the input itself, its tail a 300-byte chunk. */
+static void drive_ops(const uint8_t *data, size_t size)
+{
+	static char dst[256];
+	struct rpcrdma_xdr_stream s;
+	struct rpcrdma_xdr_item chunk = { 0, 0, data };
+	u_int w;
+
+	if (size > 300)
+		chunk.length = 300;
+	rpcrdma_xdr_decode_init(&s, data, (uint32_t)size, data[0] % 8, 0x55, &chunk, 1);
+	for (size_t i = 1; i < size && i < 64; i++) {
+		uint8_t op = data[i];
+
+		switch (op % 4) {
+		case 0:
+			(void)xdr_u_int(&s.xdr, &w);
+			break;
+		case 1:
+			(void)xdr_opaque(&s.xdr, dst, op % 2 ? op / 4 : 300 % sizeof(dst) + op / 4);
+			break;
+		case 2:
+			(void)xdr_setpos(&s.xdr, xdr_getpos(&s.xdr) - op / 4 % 9);
+			break;
+		default:
+			(void)xdr_setpos(&s.xdr, xdr_getpos(&s.xdr) + op / 4 % 9);
+			break;
+		}
+		if (s.off > s.cap || s.floor > s.top || s.pos > s.top)
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rpcrdma_xdr_stream s;
@@ -54,5 +90,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (xdr_rdmatest_words(&s.xdr, &w) && w.rdmatest_words_len > size / 4)
 		abort();
 	xdr_free((xdrproc_t)xdr_rdmatest_words, (char *)&w);
+	drive_ops(data, size);
 	return 0;
 }
