@@ -831,16 +831,19 @@ CLIENT *clnt_rdma_create(const char *host, rpcprog_t prog, rpcvers_t vers, const
 	struct rpcrdma_options opts;
 	struct sockaddr_storage ss;
 	int family, kept = 0, rc;
+	int64_t deadline;
 
 	if (netid && !rpcrdma_netid_family(netid, &family))
 		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNPROTO, EINVAL);
 	rc = rpcrdma_options_load(&opts, o); /* bad options say so before any lookup */
 	if (rc)
 		return clnt_rdma_create_fail(NULL, NULL, RPC_SYSTEMERROR, -rc);
+	deadline = rpcrdma_now_ms() + opts.connect_timeout_ms; /* for the lookups together */
 	for (size_t i = 0; i < 2; i++) {
 		const char *id = netid ? netid : both[i];
+		int left = rpcrdma_ms_left(deadline);
 
-		rc = rpcrdma_rpcb_lookup(host, prog, vers, id, &ss);
+		rc = rpcrdma_rpcb_lookup_timed(host, prog, vers, id, left > 0 ? left : 1, &ss);
 		if (!rc)
 			return clnt_rdma_open((struct sockaddr *)&ss, prog, vers, &opts);
 		/* with both netids, the first failure unless it found no server to ask */

@@ -1,15 +1,20 @@
 /*
  * RPCBPROC_SET/UNSET over AF_LOCAL and RPCBPROC_DUMP lookups, with
  * libtirpc's own CLIENTs and XDR routines, and the wildcard merge of a
- * looked-up address.
+ * looked-up address.  A lookup connects to port 111 itself, so that one
+ * deadline bounds the connect and the call (libtirpc's clnt_create()
+ * would first ask rpcbind for its own address, with a 60 s timeout of its
+ * own), and so that it needs no netconfig entry.
  */
 #include "rpcrdma/rpcbind.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -18,6 +23,7 @@
 
 #include "rpcrdma/netconfig.h"
 #include "rpcrdma/transport.h"
+#include "rpcrdma/verbs.h"
 
 static const struct timeval rpcb_timeout = { .tv_sec = 10, .tv_usec = 0 };
 
@@ -31,8 +37,10 @@ static CLIENT *local_rpcbind(void)
 
 	memcpy(sun.sun_path, path, sizeof(path));
 	fd = socket(AF_LOCAL, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
+	if (fd < 0) {
+		rpcrdma_createerr_set(RPC_SYSTEMERROR, errno);
 		return NULL;
+	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		rpcrdma_createerr_set(RPC_SYSTEMERROR, errno);
 		close(fd);
@@ -100,39 +108,94 @@ int rpcrdma_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const char *netid)
 	return rpcb_change(RPCBPROC_UNSET, &parms);
 }
 
-/* Whether libtirpc's clnt_create() failed before it tried to connect. */
-static bool createerr_found_nothing(const rpcrdma_createerr *e)
+/*
+ * Connect @fd (non-blocking) to @sa by @deadline.  Returns 0 or a
+ * positive errno value: ETIMEDOUT when the deadline came first.
+ */
+static int connect_by(int fd, const struct sockaddr *sa, socklen_t len, int64_t deadline)
 {
-	return e->cf_stat == RPC_UNKNOWNHOST || e->cf_stat == RPC_UNKNOWNPROTO;
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	socklen_t elen = sizeof(int);
+	int err = 0, n;
+
+	if (connect(fd, sa, len) == 0)
+		return 0;
+	if (errno != EINPROGRESS)
+		return errno;
+	do
+		n = poll(&p, 1, rpcrdma_ms_left(deadline));
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n ? errno : ETIMEDOUT;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+		return errno;
+	return err;
+}
+
+/* A CLIENT of rpcbind at @ai, connected by @deadline; else NULL, *err set. */
+static CLIENT *rpcbind_at(const struct addrinfo *ai, int64_t deadline, int *err)
+{
+	struct netbuf nb = { .maxlen = ai->ai_addrlen, .len = ai->ai_addrlen, .buf = ai->ai_addr };
+	CLIENT *clnt = NULL;
+	int fd, flags;
+
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		*err = errno;
+		return NULL;
+	}
+	*err = connect_by(fd, ai->ai_addr, ai->ai_addrlen, deadline);
+	flags = *err ? -1 : fcntl(fd, F_GETFL);
+	if (!*err && (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0))
+		*err = errno;
+	if (!*err)
+		clnt = clnt_vc_create(fd, &nb, RPCBPROG, RPCBVERS, 0, 0);
+	if (!clnt) {
+		*err = *err ? *err : ENOMEM;
+		close(fd);
+		return NULL;
+	}
+	clnt_control(clnt, CLSET_FD_CLOSE, NULL);
+	return clnt;
 }
 
 /*
- * rpcbind on @host, over TCP of @family first: a wildcard is merged with
- * its address.  On failure rpc_createerr is the first attempt's (a refused
- * connection says more than the other family's unknown host), every field
- * set.
+ * rpcbind on @host, over TCP to @service of each of its addresses, those
+ * of @family first, until one connects or @deadline passes.  No
+ * netconfig entry is needed.  On failure rpc_createerr is set, every
+ * field: RPC_UNKNOWNHOST (EHOSTUNREACH) for a name that does not
+ * resolve, else RPC_SYSTEMERROR with the first address's connect error
+ * (ETIMEDOUT at the deadline).
  */
-static CLIENT *remote_rpcbind(const char *host, int family)
+static CLIENT *remote_rpcbind(const char *host, const char *service, int family,
+			      int64_t deadline)
 {
-	static const char *const nettypes[] = { "tcp", "tcp6" };
-	size_t first = family == AF_INET6;
-	rpcrdma_createerr first_err = { 0 };
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *list = NULL;
+	CLIENT *clnt = NULL;
+	int first_err = 0;
 
-	for (size_t i = 0; i < 2; i++) {
-		CLIENT *clnt = clnt_create(host, RPCBPROG, RPCBVERS, nettypes[(first + i) % 2]);
-
-		if (clnt)
-			return clnt;
-		if (i == 0)
-			first_err = rpc_createerr;
+	if (getaddrinfo(host, service, &hints, &list) || !list) {
+		rpcrdma_createerr_set(RPC_UNKNOWNHOST, EHOSTUNREACH);
+		return NULL;
 	}
-	if (!createerr_found_nothing(&first_err))
-		rpc_createerr = first_err;
-	if (rpc_createerr.cf_stat == RPC_SYSTEMERROR)
-		rpcrdma_createerr_set(RPC_SYSTEMERROR, rpc_createerr.cf_error.re_errno);
-	else if (rpc_createerr.cf_stat != RPC_PMAPFAILURE && rpc_createerr.cf_stat != RPC_RPCBFAILURE)
-		rpcrdma_createerr_set(rpc_createerr.cf_stat, EHOSTUNREACH);
-	return NULL;
+	for (int pass = 0; pass < 2 && !clnt; pass++) {
+		for (const struct addrinfo *ai = list; ai && !clnt; ai = ai->ai_next) {
+			int err = 0;
+
+			if ((ai->ai_family == family) != (pass == 0))
+				continue;
+			clnt = rpcbind_at(ai, deadline, &err);
+			if (!clnt && !first_err)
+				first_err = err;
+			if (!clnt && rpcrdma_ms_left(deadline) == 0)
+				break;
+		}
+	}
+	freeaddrinfo(list);
+	if (!clnt)
+		rpcrdma_createerr_set(RPC_SYSTEMERROR, first_err ? first_err : EAFNOSUPPORT);
+	return clnt;
 }
 
 static bool addr_is_wildcard(const struct sockaddr_storage *ss)
@@ -195,22 +258,27 @@ static const rpcb *find_entry(const rpcblist_ptr list, rpcprog_t prog, rpcvers_t
 	return NULL;
 }
 
-int rpcrdma_rpcb_lookup(const char *host, rpcprog_t prog, rpcvers_t vers,
-			const char *netid, struct sockaddr_storage *out)
+int rpcrdma_rpcb_lookup_service(const char *host, const char *service, rpcprog_t prog,
+				rpcvers_t vers, const char *netid, int timeout_ms,
+				struct sockaddr_storage *out)
 {
+	int64_t deadline = rpcrdma_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	rpcblist_ptr list = NULL;
+	struct timeval left;
 	const rpcb *entry;
 	enum clnt_stat st;
 	CLIENT *clnt;
 	int family, ret;
 
-	if (!rpcrdma_netid_family(netid, &family))
+	if (!host || !service || timeout_ms <= 0 || !rpcrdma_netid_family(netid, &family))
 		return -EINVAL;
-	clnt = remote_rpcbind(host, family);
+	clnt = remote_rpcbind(host, service, family, deadline);
 	if (!clnt)
 		return -EHOSTUNREACH;
+	left.tv_sec = rpcrdma_ms_left(deadline) / 1000;
+	left.tv_usec = rpcrdma_ms_left(deadline) % 1000 * 1000;
 	st = clnt_call(clnt, RPCBPROC_DUMP, RPCRDMA_XDR_VOID, NULL,
-		       (xdrproc_t)xdr_rpcblist_ptr, (char *)&list, rpcb_timeout);
+		       (xdrproc_t)xdr_rpcblist_ptr, (char *)&list, left);
 	if (st != RPC_SUCCESS) {
 		rpc_createerr.cf_stat = RPC_PMAPFAILURE;
 		clnt_geterr(clnt, &rpc_createerr.cf_error);
@@ -226,4 +294,16 @@ int rpcrdma_rpcb_lookup(const char *host, rpcprog_t prog, rpcvers_t vers,
 	xdr_free((xdrproc_t)xdr_rpcblist_ptr, (char *)&list);
 	clnt_destroy(clnt);
 	return ret;
+}
+
+int rpcrdma_rpcb_lookup_timed(const char *host, rpcprog_t prog, rpcvers_t vers,
+			      const char *netid, int timeout_ms, struct sockaddr_storage *out)
+{
+	return rpcrdma_rpcb_lookup_service(host, "111", prog, vers, netid, timeout_ms, out);
+}
+
+int rpcrdma_rpcb_lookup(const char *host, rpcprog_t prog, rpcvers_t vers,
+			const char *netid, struct sockaddr_storage *out)
+{
+	return rpcrdma_rpcb_lookup_timed(host, prog, vers, netid, RPCRDMA_RPCB_TIMEOUT_MS, out);
 }

@@ -9,8 +9,10 @@
  * address is registered as such; a lookup puts the host's address in
  * its place, as rpcbind's GETADDR does for TCP and UDP.
  *
- * Every function returns 0 or a negative errno value and, on failure,
- * leaves libtirpc's rpc_createerr describing the RPC-level cause.
+ * Every function returns 0 or a negative errno value; when rpcbind was
+ * not reached, the call failed or found nothing, libtirpc's rpc_createerr
+ * describes the RPC-level cause (an invalid argument and rpcbind's
+ * refusal of a SET or UNSET leave it as it was).
  */
 #ifndef RPCRDMA_RPCBIND_H
 #define RPCRDMA_RPCBIND_H
@@ -30,16 +32,29 @@ int rpcrdma_rpcb_set(rpcprog_t prog, rpcvers_t vers, const char *netid,
 /* Remove (@prog, @vers, @netid).  Same return values as rpcrdma_rpcb_set(). */
 int rpcrdma_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const char *netid);
 
+/* The time rpcrdma_rpcb_lookup() gives a lookup, connect and call together. */
+#define RPCRDMA_RPCB_TIMEOUT_MS 10000
+
 /*
- * rpcrdma_rpcb_lookup - the address @host's rpcbind lists for
- * (@prog, @vers, @netid); a wildcard address becomes the address that
- * rpcbind answered on or, in the other family, @host's first address
- * of the netid's family.  Returns 0, -ENOENT (not registered),
- * -EHOSTUNREACH (rpcbind on @host not reachable: rpc_createerr is
- * libtirpc's, e.g. RPC_UNKNOWNHOST or RPC_SYSTEMERROR/ECONNREFUSED),
+ * rpcrdma_rpcb_lookup_timed - the address @host's rpcbind lists for
+ * (@prog, @vers, @netid), asked over TCP on port 111 (the addresses of
+ * the netid's family first) and answered within @timeout_ms (the
+ * connect and the RPCBPROC_DUMP call together; resolving @host is not
+ * bounded); a wildcard address becomes the address that rpcbind
+ * answered on or, in the other family, @host's first address of the
+ * netid's family.  Returns 0, -ENOENT (not registered), -EHOSTUNREACH
+ * (rpcbind on @host not reached: rpc_createerr RPC_UNKNOWNHOST, or
+ * RPC_SYSTEMERROR with the connect error, ETIMEDOUT at the deadline),
  * -EADDRNOTAVAIL (a wildcard registration and @host has no address of
- * the netid's family: RPC_UNKNOWNHOST), -EINVAL, -EIO.
+ * the netid's family: RPC_UNKNOWNHOST), -EINVAL (not an RDMA netid,
+ * @timeout_ms not positive, an unparsable registered address), -EIO
+ * (the call failed: RPC_PMAPFAILURE, cf_error RPC_TIMEDOUT at the
+ * deadline).
  */
+int rpcrdma_rpcb_lookup_timed(const char *host, rpcprog_t prog, rpcvers_t vers,
+			      const char *netid, int timeout_ms, struct sockaddr_storage *out);
+
+/* rpcrdma_rpcb_lookup_timed() with RPCRDMA_RPCB_TIMEOUT_MS. */
 int rpcrdma_rpcb_lookup(const char *host, rpcprog_t prog, rpcvers_t vers,
 			const char *netid, struct sockaddr_storage *out);
 

@@ -34,6 +34,15 @@ typedef __typeof__(rpc_createerr) rpcrdma_createerr;
 /* Report a failed create in this thread's rpc_createerr: @st, with errno @err. */
 void rpcrdma_createerr_set(enum clnt_stat st, int err);
 
+/*
+ * rpcrdma_rpcb_lookup_timed() of rpcbind at @service (a port number or
+ * name) instead of port 111: the unit tests' fake rpcbinds listen there.
+ * Same return values; -EINVAL also for a NULL @service.
+ */
+int rpcrdma_rpcb_lookup_service(const char *host, const char *service, rpcprog_t prog,
+				rpcvers_t vers, const char *netid, int timeout_ms,
+				struct sockaddr_storage *out);
+
 /* The binding of @proc in @ulb, or NULL (also for a NULL @ulb). */
 const struct rpcrdma_ulb_proc *rpcrdma_ulb_proc_find(const struct rpcrdma_ulb *ulb,
 						     rpcproc_t proc);

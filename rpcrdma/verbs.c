@@ -113,7 +113,7 @@ int rpcrdma_cm_next_event(struct rdma_event_channel *ch, int64_t deadline,
 			return 0;
 		if (errno != EAGAIN && errno != EINTR)
 			return neg_errno(EIO);
-		n = poll(&pfd, 1, remaining_ms(deadline));
+		n = poll(&pfd, 1, rpcrdma_ms_left(deadline));
 		if (n == 0)
 			return -ETIMEDOUT;
 		if (n < 0 && errno != EINTR)
@@ -608,7 +608,7 @@ int rpcrdma_ep_connect(const struct sockaddr *dst, const struct rpcrdma_ep_param
 
 	do
 		rc = ep_connect_once(dst, params, deadline, out);
-	while (rc == -EADDRINUSE && ++tries < RPCRDMA_PORT_TRIES && remaining_ms(deadline) > 0);
+	while (rc == -EADDRINUSE && ++tries < RPCRDMA_PORT_TRIES && rpcrdma_ms_left(deadline) > 0);
 	return rc;
 }
 

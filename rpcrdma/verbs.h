@@ -15,6 +15,7 @@
 #ifndef RPCRDMA_VERBS_H
 #define RPCRDMA_VERBS_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <netinet/in.h>
@@ -147,6 +148,14 @@ const struct sockaddr *rpcrdma_ep_local_addr(const struct rpcrdma_ep *ep);
 int64_t rpcrdma_now_ms(void);
 /* CLOCK_MONOTONIC_COARSE in milliseconds, in steps of the kernel's tick: read without a system call. */
 int64_t rpcrdma_coarse_ms(void);
+
+/* The ms left until @deadline (rpcrdma_now_ms), 0 once passed, at most INT_MAX: a poll() timeout. */
+static inline int rpcrdma_ms_left(int64_t deadline)
+{
+	int64_t left = deadline - rpcrdma_now_ms();
+
+	return left <= 0 ? 0 : left < INT_MAX ? (int)left : INT_MAX;
+}
 
 /* Receive buffer @index: its memory (valid until reposted) and size. */
 uint8_t *rpcrdma_ep_recv_buf(const struct rpcrdma_ep *ep, uint32_t index);

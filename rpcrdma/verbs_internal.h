@@ -57,14 +57,6 @@ struct rpcrdma_ep {
 	struct rpcrdma_ep_info info;
 };
 
-/* The ms left until @deadline (rpcrdma_now_ms), 0 once passed, at most INT_MAX. */
-static inline int remaining_ms(int64_t deadline)
-{
-	int64_t left = deadline - rpcrdma_now_ms();
-
-	return left <= 0 ? 0 : left < INT_MAX ? (int)left : INT_MAX;
-}
-
 /*
  * The timeout for rdma_resolve_addr() and rdma_resolve_route(): what is
  * left, and 1 ms more, so a deadline reached in the last millisecond is
@@ -72,7 +64,7 @@ static inline int remaining_ms(int64_t deadline)
  */
 static inline int resolve_timeout_ms(int64_t deadline)
 {
-	int ms = remaining_ms(deadline);
+	int ms = rpcrdma_ms_left(deadline);
 
 	return ms < INT_MAX ? ms + 1 : INT_MAX;
 }

@@ -367,7 +367,7 @@ int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms)
 	do {
 		if (ep->disconnected)
 			return -ECONNRESET;
-		n = poll(pfd, 2, timeout_ms <= 0 ? timeout_ms : remaining_ms(deadline));
+		n = poll(pfd, 2, timeout_ms <= 0 ? timeout_ms : rpcrdma_ms_left(deadline));
 		if (n < 0 && errno != EINTR)
 			return neg_errno(EIO);
 		if (n > 0 && pfd[1].revents)
@@ -376,7 +376,7 @@ int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms)
 			return -ECONNRESET;
 		if (n > 0 && pfd[0].revents)
 			return 1;
-	} while (timeout_ms < 0 || (timeout_ms > 0 && remaining_ms(deadline) > 0));
+	} while (timeout_ms < 0 || (timeout_ms > 0 && rpcrdma_ms_left(deadline) > 0));
 	return 0;
 }
 

@@ -22,9 +22,14 @@
  * With --unreached HOST (run in a network namespace of its own, where no
  * rpcbind listens): clnt_rdma_create() fails with libtirpc's reason,
  * RPC_SYSTEMERROR and ECONNREFUSED, for each netid, not "unknown host".
+ * With --hung HOST (likewise; HOST an IPv4 address): an rpcbind that
+ * accepts and never answers (a listener on HOST port 111 that is never
+ * read) makes clnt_rdma_create() fail within connect_timeout_ms (1.5 s,
+ * 3 s allowed) with RPC_PMAPFAILURE and RPC_TIMEDOUT, for each netid.
  *
  *   rpc_rpcbind PROVIDER ADDR4 ADDR6     (run by rpc_rpcbind.test)
  *   rpc_rpcbind --unreached HOST
+ *   rpc_rpcbind --hung HOST
  *
  * Prints PASS/FAIL per check; exits 0 only when every check passed.
  */
@@ -37,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rdmatest_support.h"
@@ -222,6 +228,51 @@ static void check_unreached(const char *host, const char *netid)
 		clnt_destroy(cl);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A TCP listener on @host port 111 that is never read: an rpcbind that accepts and never answers. */
+static int silent_rpcbind(const char *host)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(111) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), on = 1;
+
+	if (fd < 0 || inet_pton(AF_INET, host, &sin.sin_addr) != 1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 16)) {
+		perror("rpc_rpcbind: a listener on port 111");
+		exit(1);
+	}
+	return fd;
+}
+
+/* connect_timeout_ms bounds the lookup: connect and RPCBPROC_DUMP together, both netids for NULL. */
+static void check_hung(const char *host, const char *netid)
+{
+	struct rpcrdma_options o;
+	double t0, took;
+	CLIENT *cl;
+
+	rpcrdma_options_init(&o);
+	o.connect_timeout_ms = 1500;
+	rpc_createerr.cf_stat = RPC_SUCCESS;
+	t0 = now_s();
+	cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, &o);
+	took = now_s() - t0;
+	check(!cl && rpc_createerr.cf_stat == RPC_PMAPFAILURE &&
+		      rpc_createerr.cf_error.re_status == RPC_TIMEDOUT && took < 3.0,
+	      "rpcbind on %s never answers: clnt_rdma_create(netid %s, connect_timeout_ms 1500) "
+	      "fails with RPC_PMAPFAILURE and RPC_TIMEDOUT within 3 s (%.2f s: %s)",
+	      host, netid ? netid : "NULL", took, cl ? "it connected" : clnt_spcreateerror(PROG));
+	if (cl)
+		clnt_destroy(cl);
+}
+
 /* Each svc_rdma_reg() of a pair replaces its binding; the listener's 8 do not run out. */
 static void check_reregistered(SVCXPRT *x)
 {
@@ -303,8 +354,19 @@ int main(int argc, char **argv)
 		       failures);
 		return failures ? 1 : 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "--hung")) {
+		int fd = silent_rpcbind(argv[2]);
+
+		check_hung(argv[2], NULL);
+		check_hung(argv[2], "rdma");
+		check_hung(argv[2], "rdma6");
+		close(fd);
+		printf("%s: hung: %s (%u failed)\n", PROG, failures ? "FAILED" : "all passed", failures);
+		return failures ? 1 : 0;
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s PROVIDER ADDR4 ADDR6 | --unreached HOST\n", PROG);
+		fprintf(stderr, "usage: %s PROVIDER ADDR4 ADDR6 | --unreached HOST | --hung HOST\n",
+			PROG);
 		return 2;
 	}
 	rdmatest_raise_memlock();

@@ -1,11 +1,16 @@
-/* rpcbind lookups: a wildcard registration merged with the host's address. */
+/* rpcbind lookups: a wildcard registration merged with the host's address, and the lookup's deadline. */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "rpcrdma/netconfig.h"
 #include "rpcrdma/rpcbind.h"
+#include "rpcrdma/transport.h"
+#include "rpcrdma/verbs.h"
 
 static struct sockaddr_in v4(const char *ip, uint16_t port)
 {
@@ -79,4 +84,96 @@ Test(rpcbind, a_wildcard_cannot_take_another_familys_address)
 	before = ss;
 	cr_assert_eq(rpcrdma_rpcb_merge(&ss, (struct sockaddr *)&host), -EAFNOSUPPORT);
 	cr_assert_eq(memcmp(&ss, &before, sizeof(ss)), 0);
+}
+
+/*
+ * The lookup's one deadline, against fake rpcbinds on the loopback: a
+ * listening TCP socket whose port (@service) the lookup is pointed at.
+ */
+static int fake_rpcbind(int backlog, char *service, size_t cap)
+{
+	struct sockaddr_in sin = v4("127.0.0.1", 0);
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	cr_assert_eq(listen(fd, backlog), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+	snprintf(service, cap, "%u", ntohs(sin.sin_port));
+	return fd;
+}
+
+/* A lookup of @service, timed: its result, and its duration in *@took_ms. */
+static int timed_lookup(const char *service, int timeout_ms, int64_t *took_ms)
+{
+	struct sockaddr_storage ss;
+	int64_t t0 = rpcrdma_now_ms();
+	int rc;
+
+	rpc_createerr.cf_stat = RPC_SUCCESS;
+	rc = rpcrdma_rpcb_lookup_service("127.0.0.1", service, 100003, 3, "rdma", timeout_ms, &ss);
+	*took_ms = rpcrdma_now_ms() - t0;
+	return rc;
+}
+
+Test(rpcbind, a_lookup_gives_up_at_its_deadline_when_rpcbind_accepts_and_never_answers)
+{
+	char service[8];
+	int fd = fake_rpcbind(8, service, sizeof(service)); /* the kernel completes the handshake */
+	int64_t took;
+
+	cr_assert_eq(timed_lookup(service, 300, &took), -EIO);
+	cr_assert_eq(rpc_createerr.cf_stat, RPC_PMAPFAILURE);
+	cr_assert_eq(rpc_createerr.cf_error.re_status, RPC_TIMEDOUT);
+	cr_assert(took >= 250 && took < 2000, "took %lld ms", (long long)took);
+	close(fd);
+}
+
+Test(rpcbind, a_lookup_gives_up_at_its_deadline_when_the_connect_never_completes)
+{
+	struct sockaddr_in sin = v4("127.0.0.1", 0);
+	char service[8];
+	int fd = fake_rpcbind(0, service, sizeof(service)), fill[2];
+	int64_t took;
+
+	/* A full accept queue: Linux drops the next SYNs, so the lookup's connect waits. */
+	sin.sin_port = htons((uint16_t)atoi(service));
+	for (size_t i = 0; i < 2; i++) {
+		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		cr_assert_geq(fill[i], 0);
+		connect(fill[i], (struct sockaddr *)&sin, sizeof(sin));
+	}
+	cr_assert_eq(timed_lookup(service, 300, &took), -EHOSTUNREACH);
+	cr_assert_eq(rpc_createerr.cf_stat, RPC_SYSTEMERROR);
+	cr_assert_eq(rpc_createerr.cf_error.re_errno, ETIMEDOUT);
+	cr_assert(took >= 250 && took < 2000, "took %lld ms", (long long)took);
+	for (size_t i = 0; i < 2; i++)
+		close(fill[i]);
+	close(fd);
+}
+
+Test(rpcbind, a_lookup_where_nothing_listens_fails_at_once_with_the_connect_error)
+{
+	char service[8];
+	int fd = fake_rpcbind(8, service, sizeof(service));
+	int64_t took;
+
+	close(fd); /* the port is free again: a connect is refused */
+	cr_assert_eq(timed_lookup(service, 5000, &took), -EHOSTUNREACH);
+	cr_assert_eq(rpc_createerr.cf_stat, RPC_SYSTEMERROR);
+	cr_assert_eq(rpc_createerr.cf_error.re_errno, ECONNREFUSED);
+	cr_assert_lt(took, 1000);
+}
+
+Test(rpcbind, a_lookup_refuses_a_timeout_a_netid_or_a_service_it_cannot_use)
+{
+	struct sockaddr_storage ss;
+
+	cr_assert_eq(rpcrdma_rpcb_lookup_timed("127.0.0.1", 1, 1, "rdma", 0, &ss), -EINVAL);
+	cr_assert_eq(rpcrdma_rpcb_lookup_timed("127.0.0.1", 1, 1, "rdma", -5, &ss), -EINVAL);
+	cr_assert_eq(rpcrdma_rpcb_lookup_timed("127.0.0.1", 1, 1, "tcp", 1000, &ss), -EINVAL);
+	cr_assert_eq(rpcrdma_rpcb_lookup_timed(NULL, 1, 1, "rdma", 1000, &ss), -EINVAL);
+	cr_assert_eq(rpcrdma_rpcb_lookup_service("127.0.0.1", NULL, 1, 1, "rdma", 1000, &ss),
+		     -EINVAL);
 }

@@ -14,9 +14,9 @@ Test(verbs, timeouts_left_are_clamped_not_overflowed)
 {
 	int64_t now = rpcrdma_now_ms();
 
-	cr_assert_eq(remaining_ms(now - 5), 0);
-	cr_assert_eq(remaining_ms(INT64_MAX), INT_MAX);
-	cr_assert_eq(remaining_ms(now + (int64_t)INT_MAX + 1000), INT_MAX);
+	cr_assert_eq(rpcrdma_ms_left(now - 5), 0);
+	cr_assert_eq(rpcrdma_ms_left(INT64_MAX), INT_MAX);
+	cr_assert_eq(rpcrdma_ms_left(now + (int64_t)INT_MAX + 1000), INT_MAX);
 	cr_assert_eq(resolve_timeout_ms(now - 5), 1, "never 0: rdma_cm would time out at once");
 	cr_assert_eq(resolve_timeout_ms(now + INT_MAX), INT_MAX, "connect_timeout_ms INT_MAX");
 	cr_assert_eq(resolve_timeout_ms(INT64_MAX), INT_MAX);
