@@ -437,6 +437,9 @@ static void siw_guards_set_aside(void)
 
 static void watch_fork_child(void)
 {
+	/* The program may have closed it and reused its number, unknown to the watcher yet. */
+	if (watch_started && the_watch.ifd >= 0)
+		watch_add(&the_watch); /* loses the fd if that number is no inotify fd any more */
 	if (watch_started && the_watch.ifd >= 0)
 		close(the_watch.ifd);
 	the_watch = (struct watch){ .ifd = -1, .wd = -1 };

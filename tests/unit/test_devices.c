@@ -2,12 +2,16 @@
  * The device watcher's list of users (rpcrdma/devices.c): who is told of
  * a removal, that a user being told is not unlisted under it nor a fork
  * made during its call, that the others are not held up meanwhile, and
- * that a forked child starts with none of its parent's users.  The watcher's scans need a device and run
- * in the test bed (fault_rdma_link.test, scenario idle_client).
+ * that a forked child starts with none of its parent's users and closes
+ * no file of the program's at the watcher's old fd number.  The watcher's
+ * scans need a device and run in the test bed (fault_rdma_link.test,
+ * scenario idle_client).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -230,4 +234,47 @@ Test(devices, a_forked_child_has_none_of_its_parents_users, .timeout = 20)
 	cr_assert_eq(WEXITSTATUS(status), 0, "child check %d failed", WEXITSTATUS(status));
 	tell_and_expect("p"); /* the parent's list is untouched */
 	rpcrdma_device_user_remove(&p.u);
+}
+
+/* The watcher's inotify fd, found by its /proc/self/fd link; -1 if none. */
+static int inotify_fd(void)
+{
+	char path[64], link[64];
+
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0 && (link[n] = '\0', !strcmp(link, "anon_inode:inotify")))
+			return fd;
+	}
+	return -1;
+}
+
+/*
+ * A program that closes every fd (a daemon) may reuse the watcher's fd
+ * number for its own file before the watcher notices (it polls at most
+ * every second here, without /dev/infiniband): a forked child must not
+ * close that file.
+ */
+Test(devices, a_forked_child_leaves_a_reused_number_of_the_watchers_fd_open, .timeout = 20)
+{
+	int ifd, mine, status;
+	pid_t pid;
+
+	rpcrdma_device_watch_start();
+	ifd = inotify_fd();
+	cr_assert_geq(ifd, 0, "the watcher has no inotify fd");
+	mine = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(mine, 0);
+	cr_assert_eq(dup2(mine, ifd), ifd); /* the program's own file at the watcher's number */
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0)
+		_exit(fcntl(ifd, F_GETFD) == -1 ? 1 : 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status));
+	cr_assert_eq(WEXITSTATUS(status), 0, "the child closed the program's file");
+	close(mine);
 }
