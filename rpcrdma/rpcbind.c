@@ -1,15 +1,15 @@
 /*
  * RPCBPROC_SET/UNSET over AF_LOCAL and RPCBPROC_DUMP lookups, with
  * libtirpc's own CLIENTs and XDR routines, and the wildcard merge of a
- * looked-up address.  A lookup connects to port 111 itself, so that one
- * deadline bounds the connect and the call (libtirpc's clnt_create()
- * would first ask rpcbind for its own address, with a 60 s timeout of its
- * own), and so that it needs no netconfig entry.
+ * looked-up address.  A lookup connects to port 111 itself and makes the
+ * call with rpcbind_dump.c, so that one deadline bounds the connect and
+ * the call (libtirpc's clnt_create() would first ask rpcbind for its own
+ * address, with a 60 s timeout of its own) and so that it needs no
+ * netconfig entry.
  */
 #include "rpcrdma/rpcbind.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -22,6 +22,7 @@
 #include <rpc/rpcb_prot.h>
 
 #include "rpcrdma/netconfig.h"
+#include "rpcrdma/rpcbind_dump.h"
 #include "rpcrdma/transport.h"
 #include "rpcrdma/verbs.h"
 
@@ -132,70 +133,61 @@ static int connect_by(int fd, const struct sockaddr *sa, socklen_t len, int64_t 
 	return err;
 }
 
-/* A CLIENT of rpcbind at @ai, connected by @deadline; else NULL, *err set. */
-static CLIENT *rpcbind_at(const struct addrinfo *ai, int64_t deadline, int *err)
+/* A TCP socket connected to @ai by @deadline (non-blocking); else -1, *err set. */
+static int rpcbind_at(const struct addrinfo *ai, int64_t deadline, int *err)
 {
-	struct netbuf nb = { .maxlen = ai->ai_addrlen, .len = ai->ai_addrlen, .buf = ai->ai_addr };
-	CLIENT *clnt = NULL;
-	int fd, flags;
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		*err = errno;
-		return NULL;
+		return -1;
 	}
 	*err = connect_by(fd, ai->ai_addr, ai->ai_addrlen, deadline);
-	flags = *err ? -1 : fcntl(fd, F_GETFL);
-	if (!*err && (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0))
-		*err = errno;
-	if (!*err)
-		clnt = clnt_vc_create(fd, &nb, RPCBPROG, RPCBVERS, 0, 0);
-	if (!clnt) {
-		*err = *err ? *err : ENOMEM;
+	if (*err) {
 		close(fd);
-		return NULL;
+		return -1;
 	}
-	clnt_control(clnt, CLSET_FD_CLOSE, NULL);
-	return clnt;
+	return fd;
 }
 
 /*
  * rpcbind on @host, over TCP to @service of each of its addresses, those
- * of @family first, until one connects or @deadline passes.  No
- * netconfig entry is needed.  On failure rpc_createerr is set, every
- * field: RPC_UNKNOWNHOST (EHOSTUNREACH) for a name that does not
- * resolve, else RPC_SYSTEMERROR with the first address's connect error
- * (ETIMEDOUT at the deadline).
+ * of @family first, until one connects or @deadline passes: the socket,
+ * its peer in *@server.  No netconfig entry is needed.  On failure -1,
+ * with rpc_createerr set, every field: RPC_UNKNOWNHOST (EHOSTUNREACH)
+ * for a name that does not resolve, else RPC_SYSTEMERROR with the first
+ * address's connect error (ETIMEDOUT at the deadline).
  */
-static CLIENT *remote_rpcbind(const char *host, const char *service, int family,
-			      int64_t deadline)
+static int remote_rpcbind(const char *host, const char *service, int family, int64_t deadline,
+			  struct sockaddr_storage *server)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *list = NULL;
-	CLIENT *clnt = NULL;
-	int first_err = 0;
+	int fd = -1, first_err = 0;
 
 	if (getaddrinfo(host, service, &hints, &list) || !list) {
 		rpcrdma_createerr_set(RPC_UNKNOWNHOST, EHOSTUNREACH);
-		return NULL;
+		return -1;
 	}
-	for (int pass = 0; pass < 2 && !clnt; pass++) {
-		for (const struct addrinfo *ai = list; ai && !clnt; ai = ai->ai_next) {
+	for (int pass = 0; pass < 2 && fd < 0; pass++) {
+		for (const struct addrinfo *ai = list; ai && fd < 0; ai = ai->ai_next) {
 			int err = 0;
 
-			if ((ai->ai_family == family) != (pass == 0))
+			if ((ai->ai_family == family) != (pass == 0) || ai->ai_addrlen > sizeof(*server))
 				continue;
-			clnt = rpcbind_at(ai, deadline, &err);
-			if (!clnt && !first_err)
+			fd = rpcbind_at(ai, deadline, &err);
+			if (fd >= 0)
+				memcpy(server, ai->ai_addr, ai->ai_addrlen);
+			else if (!first_err)
 				first_err = err;
-			if (!clnt && rpcrdma_ms_left(deadline) == 0)
+			if (fd < 0 && rpcrdma_ms_left(deadline) == 0)
 				break;
 		}
 	}
 	freeaddrinfo(list);
-	if (!clnt)
+	if (fd < 0)
 		rpcrdma_createerr_set(RPC_SYSTEMERROR, first_err ? first_err : EAFNOSUPPORT);
-	return clnt;
+	return fd;
 }
 
 static bool addr_is_wildcard(const struct sockaddr_storage *ss)
@@ -224,20 +216,16 @@ int rpcrdma_rpcb_merge(struct sockaddr_storage *addr, const struct sockaddr *hos
 	return 0;
 }
 
-/* Merge a wildcard @out with the address rpcbind answered on, else with @host's. */
-static int merge_wildcard(CLIENT *clnt, const char *host, struct sockaddr_storage *out)
+/* Merge a wildcard @out with the address rpcbind answered on (@server), else with @host's. */
+static int merge_wildcard(const struct sockaddr_storage *server, const char *host,
+			  struct sockaddr_storage *out)
 {
 	struct addrinfo hints = { .ai_family = out->ss_family, .ai_socktype = SOCK_STREAM };
-	struct sockaddr_storage server = { 0 };
 	struct addrinfo *ai = NULL;
-	struct netbuf nb = { 0 };
 	int rc;
 
-	if (clnt_control(clnt, CLGET_SVC_ADDR, (char *)&nb) && nb.buf) {
-		memcpy(&server, nb.buf, nb.len < sizeof(server) ? nb.len : sizeof(server));
-		if (rpcrdma_rpcb_merge(out, (const struct sockaddr *)&server) == 0)
-			return 0;
-	}
+	if (rpcrdma_rpcb_merge(out, (const struct sockaddr *)server) == 0)
+		return 0;
 	rc = getaddrinfo(host, NULL, &hints, &ai) ? -EADDRNOTAVAIL : 0;
 	if (!rc) {
 		rc = rpcrdma_rpcb_merge(out, ai->ai_addr) ? -EADDRNOTAVAIL : 0;
@@ -263,36 +251,32 @@ int rpcrdma_rpcb_lookup_service(const char *host, const char *service, rpcprog_t
 				struct sockaddr_storage *out)
 {
 	int64_t deadline = rpcrdma_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	struct sockaddr_storage server = { 0 };
 	rpcblist_ptr list = NULL;
-	struct timeval left;
+	struct rpc_err err;
 	const rpcb *entry;
-	enum clnt_stat st;
-	CLIENT *clnt;
-	int family, ret;
+	int family, fd, ret;
 
 	if (!host || !service || timeout_ms <= 0 || !rpcrdma_netid_family(netid, &family))
 		return -EINVAL;
-	clnt = remote_rpcbind(host, service, family, deadline);
-	if (!clnt)
+	fd = remote_rpcbind(host, service, family, deadline, &server);
+	if (fd < 0)
 		return -EHOSTUNREACH;
-	left.tv_sec = rpcrdma_ms_left(deadline) / 1000;
-	left.tv_usec = rpcrdma_ms_left(deadline) % 1000 * 1000;
-	st = clnt_call(clnt, RPCBPROC_DUMP, RPCRDMA_XDR_VOID, NULL,
-		       (xdrproc_t)xdr_rpcblist_ptr, (char *)&list, left);
-	if (st != RPC_SUCCESS) {
+	/* one lookup per connection: any xid tells its reply apart */
+	if (rpcrdma_rpcb_dump(fd, (uint32_t)deadline ^ (uint32_t)getpid(), deadline, &list, &err)) {
 		rpc_createerr.cf_stat = RPC_PMAPFAILURE;
-		clnt_geterr(clnt, &rpc_createerr.cf_error);
+		rpc_createerr.cf_error = err;
 		ret = -EIO;
 	} else {
 		entry = find_entry(list, prog, vers, netid);
 		if (!entry)
-			rpc_createerr.cf_stat = RPC_PROGNOTREGISTERED;
+			rpcrdma_createerr_set(RPC_PROGNOTREGISTERED, ENOENT);
 		ret = !entry ? -ENOENT : rpcrdma_uaddr_parse(entry->r_addr, family, out);
 		if (!ret)
-			ret = merge_wildcard(clnt, host, out);
+			ret = merge_wildcard(&server, host, out);
 	}
 	xdr_free((xdrproc_t)xdr_rpcblist_ptr, (char *)&list);
-	clnt_destroy(clnt);
+	close(fd);
 	return ret;
 }
 

@@ -39,8 +39,8 @@ int rpcrdma_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const char *netid);
  * rpcrdma_rpcb_lookup_timed - the address @host's rpcbind lists for
  * (@prog, @vers, @netid), asked over TCP on port 111 (the addresses of
  * the netid's family first) and answered within @timeout_ms (the
- * connect and the RPCBPROC_DUMP call together; resolving @host is not
- * bounded); a wildcard address becomes the address that rpcbind
+ * connect and the RPCBPROC_DUMP call together, its reply at most 1 MiB;
+ * resolving @host is not bounded); a wildcard address becomes the address that rpcbind
  * answered on or, in the other family, @host's first address of the
  * netid's family.  Returns 0, -ENOENT (not registered), -EHOSTUNREACH
  * (rpcbind on @host not reached: rpc_createerr RPC_UNKNOWNHOST, or
@@ -49,7 +49,7 @@ int rpcrdma_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const char *netid);
  * the netid's family: RPC_UNKNOWNHOST), -EINVAL (not an RDMA netid,
  * @timeout_ms not positive, an unparsable registered address), -EIO
  * (the call failed: RPC_PMAPFAILURE, cf_error RPC_TIMEDOUT at the
- * deadline).
+ * deadline, RPC_CANTDECODERES for a reply too large or undecodable).
  */
 int rpcrdma_rpcb_lookup_timed(const char *host, rpcprog_t prog, rpcvers_t vers,
 			      const char *netid, int timeout_ms, struct sockaddr_storage *out);
