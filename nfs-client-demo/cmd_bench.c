@@ -223,6 +223,7 @@ int cmd_bench(struct cli *c, const struct cli_command *cmd)
 		st = bench_file(&b);
 	if (!nfs_failed(st))
 		st = bench_run(&b, t, cmd->bench_threads, &seconds);
+	nfs_session_renew(c->s); /* idle while the threads' own connections ran */
 	for (unsigned int i = 0; i < cmd->bench_threads; i++)
 		n += t[i].n;
 	all = nfs_failed(st) ? NULL : malloc((n ? n : 1) * sizeof(*all));

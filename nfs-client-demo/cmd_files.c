@@ -73,7 +73,7 @@ int cmd_cat(struct cli *c, const struct cli_command *cmd)
 	bool eof = false;
 
 	if (!nfs_failed(st) && !buf)
-		st = nfs_local_err(ENOMEM);
+		return cli_fail(c, cmd->arg[0], nfs_local_err(ENOMEM));
 	while (!nfs_failed(st) && !eof) {
 		st = nfs3_read(c->s, NULL, &n.fh, off, c->s->rsize, buf, &got, &eof);
 		if (!nfs_failed(st) && got)

@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <poll.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -80,16 +81,20 @@ static int usage_error(const char *fmt, ...)
 /*
  * Standard output flushed; a failed write is a failure, as in coreutils
  * ("write error").  A write that failed inside an earlier printf leaves
- * only the error flag, its errno long gone: then no reason is given.
+ * only the error flag, its errno long gone: a pipe or socket whose reader
+ * is gone (POLLERR) was EPIPE, anything else is given no reason.
  */
 static bool stdout_flushed(void)
 {
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
 	int err;
 
 	errno = 0;
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return true;
 	err = errno;
+	if (!err && poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+		err = EPIPE;
 	cli_output_failed(err);
 	if (err)
 		cli_msg("write error: %s", strerror(err));

@@ -204,8 +204,10 @@ struct nfs_status nfs3_write(struct nfs_session *s, CLIENT *cl, const struct nfs
 	a.data.data_len = count;
 	a.data.data_val = (char *)buf;
 	st = NFS3_CALL(s, cl, NFSPROC3_WRITE, WRITE3, &a, &r);
+	if (!nfs_failed(st) && ok->count > count)
+		st = nfs_rpc_err(RPC_CANTDECODERES); /* wrote more than it was sent: a bad reply */
 	if (!nfs_failed(st)) {
-		w->done = ok->count > count ? count : ok->count;
+		w->done = ok->count;
 		w->committed = ok->committed;
 		memcpy(w->verf, ok->verf, NFS3_WRITEVERFSIZE);
 	}

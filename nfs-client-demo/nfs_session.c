@@ -271,6 +271,19 @@ void nfs_session_worker_release(struct nfs_session *s, CLIENT *cl)
 		destroy_client(cl);
 }
 
+void nfs_session_renew(struct nfs_session *s)
+{
+	CLIENT *cl;
+
+	if (s->cfg.url.proto != NFS_URL_PROTO_TCP)
+		return;
+	cl = nfs_client(s);
+	if (!cl)
+		return; /* the old one may still serve: its next call tells */
+	destroy_client(s->clnt);
+	s->clnt = cl;
+}
+
 static const char *registration_name(enum rpcrdma_registration r)
 {
 	return r == RPCRDMA_REG_MEMORY_WINDOW ? "memory windows" : "per-call MR";

@@ -75,6 +75,16 @@ void nfs_session_close(struct nfs_session *s);
 CLIENT *nfs_session_worker_client(struct nfs_session *s, struct nfs_status *st);
 void nfs_session_worker_release(struct nfs_session *s, CLIENT *cl);
 
+/*
+ * nfs_session_renew - over TCP, the session's own CLIENT replaced by a new
+ * connection, after the transfer threads' own connections carried the
+ * traffic: the session's sat idle meanwhile, and knfsd closes a TCP
+ * connection idle for 6 to 12 minutes, which libtirpc's CLIENT does not
+ * reconnect.  The old one stays if no new one can be made.  Nothing over
+ * RDMA, where the one CLIENT carries every call and reconnects itself.
+ */
+void nfs_session_renew(struct nfs_session *s);
+
 /* nfs_session_describe - the transport lines --verbose prints (no trailing newline). */
 void nfs_session_describe(struct nfs_session *s, char *buf, size_t len);
 

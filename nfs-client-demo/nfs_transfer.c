@@ -129,8 +129,9 @@ static struct nfs_status get_write(struct transfer *t, const char *buf, uint32_t
 
 	pthread_mutex_lock(&t->lock);
 	if (t->cut_pending && ftruncate(t->fd, 0))
-		err = errno;
-	t->cut_pending = false;
+		err = errno; /* still pending: no thread writes into the file not emptied */
+	else
+		t->cut_pending = false;
 	pthread_mutex_unlock(&t->lock);
 	return err ? nfs_local_err(err) : write_local(t->fd, buf, len, off);
 }
@@ -227,8 +228,13 @@ static void wait_workers(struct transfer *t, struct progress *p, uint64_t base)
 			ts.tv_nsec -= 1000000000;
 		}
 		pthread_cond_timedwait(&t->cond, &t->lock, &ts);
-		if (p)
-			progress_update(p, base + t->moved, progress_now());
+		if (p) { /* drawn unlocked: a stalled terminal must not stop the workers */
+			uint64_t moved = t->moved;
+
+			pthread_mutex_unlock(&t->lock);
+			progress_update(p, base + moved, progress_now());
+			pthread_mutex_lock(&t->lock);
+		}
 	}
 	pthread_mutex_unlock(&t->lock);
 }
@@ -263,6 +269,7 @@ static struct nfs_status run_pass(struct transfer *t, unsigned int inflight, str
 	wait_workers(t, p, base);
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+	nfs_session_renew(t->s); /* for the COMMIT and whatever comes next */
 	return t->err;
 }
 

@@ -126,6 +126,45 @@ Test(nfs_proc, a_read_of_nothing_without_eof_is_an_io_error)
 	rig_destroy(&r);
 }
 
+/* ---- WRITE ------------------------------------------------------------------------------- */
+
+static uint32_t write_claims_extra; /* bytes the WRITE reply claims over what was sent */
+
+/* WRITE3resok's wire form: status, no wcc data, count, committed, verifier. */
+static bool answer_write(struct script *sc, rpcproc_t proc, const void *args, XDR *x)
+{
+	const WRITE3args *a = args;
+	nfsstat3 st = NFS3_OK;
+	bool_t none = FALSE;
+	uint32_t count = a->count + write_claims_extra;
+	stable_how committed = FILE_SYNC;
+	char verf[NFS3_WRITEVERFSIZE] = "verifier";
+
+	(void)sc;
+	return proc == NFSPROC3_WRITE && xdr_nfsstat3(x, &st) && xdr_bool(x, &none) &&
+	       xdr_bool(x, &none) && xdr_u_int32_t(x, &count) && xdr_stable_how(x, &committed) &&
+	       xdr_opaque(x, verf, NFS3_WRITEVERFSIZE);
+}
+
+Test(nfs_proc, a_write_reply_claiming_more_than_was_sent_is_a_bad_reply)
+{
+	struct nfs_write_res w = { .done = 77 };
+	struct nfs_status st;
+	struct rig r;
+
+	rig_init(&r, answer_write);
+	write_claims_extra = 0;
+	st = nfs3_write(&r.s, NULL, &r.dir, 0, "abcd", 4, UNSTABLE, &w);
+	cr_assert(!nfs_failed(st));
+	cr_assert_eq(w.done, 4);
+	cr_assert_eq(w.committed, FILE_SYNC);
+	write_claims_extra = 1;
+	st = nfs3_write(&r.s, NULL, &r.dir, 0, "abcd", 4, UNSTABLE, &w);
+	cr_assert_eq(st.kind, NFS_STATUS_RPC);
+	cr_assert_eq(st.code, RPC_CANTDECODERES);
+	rig_destroy(&r);
+}
+
 /* ---- READDIR ----------------------------------------------------------------------------- */
 
 /*

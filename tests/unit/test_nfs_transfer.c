@@ -48,6 +48,15 @@ void nfs_session_worker_release(struct nfs_session *s, CLIENT *cl)
 	(void)cl;
 }
 
+/* Renewals of the session's own client (over TCP it sat idle during the pass). */
+static unsigned int renewals, renewals_at_commit;
+
+void nfs_session_renew(struct nfs_session *s)
+{
+	(void)s;
+	renewals++;
+}
+
 static void server_verf(const struct server *sv, char *verf)
 {
 	memset(verf, 0, NFS3_WRITEVERFSIZE);
@@ -99,6 +108,7 @@ static bool_t answer_commit(struct server *sv, XDR *x)
 	COMMIT3res r = { .status = NFS3_OK };
 
 	sv->commits++;
+	renewals_at_commit = renewals;
 	server_verf(sv, r.COMMIT3res_u.resok.verf);
 	return xdr_COMMIT3res(x, &r);
 }
@@ -341,11 +351,13 @@ Test(nfs_transfer, put_writes_unstable_then_commits_once)
 	struct rig r;
 	struct nfs_transfer_result res;
 
+	renewals = 0;
 	cr_assert(!nfs_failed(put_run(&r, (struct put_case){ { 0 }, 0 }, &res)));
 	cr_assert_eq(res.rewrites, 0);
 	cr_assert_eq(r.sv.writes, 11);
 	cr_assert_eq(r.sv.file_sync_writes, 0);
 	cr_assert_eq(r.sv.commits, 1);
+	cr_assert_eq(renewals_at_commit, 1, "the session's client renewed after the pass, before COMMIT");
 	rig_destroy(&r);
 }
 
