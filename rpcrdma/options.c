@@ -60,9 +60,11 @@ static int options_check(const struct rpcrdma_options *o)
 _Static_assert(sizeof(struct rpcrdma_conn_info) - RPCRDMA_CONN_INFO_KNOWN_END <
 		       _Alignof(struct rpcrdma_conn_info),
 	       "RPCRDMA_CONN_INFO_KNOWN_END must be the end of the last field (options.h)");
-_Static_assert(sizeof(struct rpcrdma_options) - RPCRDMA_OPTIONS_KNOWN_END <
-		       _Alignof(struct rpcrdma_options),
+_Static_assert(offsetof(struct rpcrdma_options, reserved) == RPCRDMA_OPTIONS_KNOWN_END,
 	       "RPCRDMA_OPTIONS_KNOWN_END must be the end of the last option (options.h)");
+_Static_assert(offsetof(struct rpcrdma_options, reserved) + sizeof(uint32_t) ==
+		       sizeof(struct rpcrdma_options),
+	       "struct rpcrdma_options must end with a named field: no tail padding");
 
 /* Whether bytes [@from, @to) of @p are all zero. */
 static bool bytes_zero(const void *p, size_t from, size_t to)

@@ -28,12 +28,12 @@
 #define RPCRDMA_CONN_INFO_KNOWN_END                                                                \
 	(offsetof(struct rpcrdma_conn_info, send_wr_inline) + sizeof(uint32_t))
 /*
- * Where this version's last option ends.  A later version's first field
- * may go in the struct's tail padding (reply_batch ends at 76 of 80 on
- * x86-64), so bytes from here on, not from sizeof, are the options this
- * library does not know.  A field appended must be named here (the
- * struct says so at its end); the assertion in options.c catches only
- * an append that makes the struct longer.
+ * Where this version's last option ends (reply_batch, at 76 of 80 on
+ * x86-64): bytes from here on, the zero field reserved among them, are
+ * the options this library does not know.  A field appended must be
+ * named here (the struct says so at its end); options.c asserts that
+ * the struct has no tail padding, where a later version's field would
+ * read what an older program left undefined.
  */
 #define RPCRDMA_OPTIONS_KNOWN_END                                                                  \
 	(offsetof(struct rpcrdma_options, reply_batch) + sizeof(((struct rpcrdma_options *)0)->reply_batch))

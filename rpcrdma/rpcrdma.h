@@ -120,7 +120,15 @@ struct rpcrdma_options {
 	 * reply is posted as it is made.
 	 */
 	uint32_t reply_batch;
-	/* a field appended here moves RPCRDMA_OPTIONS_KNOWN_END (options.h) to its end */
+	/*
+	 * Zero.  It names what would be tail padding: a program copying the
+	 * struct or building it with an initializer leaves padding undefined,
+	 * and a later version's first field would be read from there.  A
+	 * field appended (here or in its place) moves
+	 * RPCRDMA_OPTIONS_KNOWN_END (options.h) to its end, and the struct
+	 * keeps ending with a named field (options.c asserts it).
+	 */
+	uint32_t reserved;
 };
 
 #define RPCRDMA_REPLY_BATCH_MAX 8u
@@ -224,7 +232,8 @@ CLIENT *clnt_rdma_create(const char *host, rpcprog_t prog, rpcvers_t vers, const
  * svc_rdma_create - a listening SVCXPRT on @addr (port 0 picks one;
  * xp_port and xp_ltaddr tell which), registered with xprt_register so
  * svc_run() accepts connections and serves them.  Each connection
- * copies the listener's options and bindings when it is accepted.
+ * copies the listener's options when it is accepted and shares its
+ * table of bindings (svc_rdma_reg).
  * Returns the SVCXPRT, or NULL with rpc_createerr set (RPC_SYSTEMERROR
  * with re_errno: EINVAL and E2BIG for options as clnt_rdma_tli_create,
  * or why the listener failed).
@@ -248,9 +257,11 @@ int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info);
  * (their next replies).  May run while another thread serves the
  * listener (but see svc_rdma_create(3) on libtirpc's own table).  A
  * wildcard listener address is registered as such; clnt_rdma_create()
- * then uses the address of the host it asked.  Returns TRUE, or FALSE
- * when svc_reg refuses, the table of bindings is full (8), or rpcbind
- * registration fails (rpc_createerr tells why).
+ * then uses the address of the host it asked.  Again for a pair
+ * replaces its binding and its rpcbind registration (unset, then set: a
+ * lookup in between finds none).  Returns TRUE, or FALSE when svc_reg
+ * refuses or the table of bindings is full (8), or when rpcbind
+ * registration fails (then rpc_createerr tells why).
  */
 bool_t svc_rdma_reg(SVCXPRT *listener, rpcprog_t prog, rpcvers_t vers,
 		    void (*dispatch)(struct svc_req *, SVCXPRT *), const struct rpcrdma_ulb *ulb);
