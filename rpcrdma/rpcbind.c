@@ -115,19 +115,16 @@ int rpcrdma_rpcb_unset(rpcprog_t prog, rpcvers_t vers, const char *netid)
  */
 static int connect_by(int fd, const struct sockaddr *sa, socklen_t len, int64_t deadline)
 {
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	socklen_t elen = sizeof(int);
-	int err = 0, n;
+	int err = 0, rc;
 
 	if (connect(fd, sa, len) == 0)
 		return 0;
 	if (errno != EINPROGRESS)
 		return errno;
-	do
-		n = poll(&p, 1, rpcrdma_ms_left(deadline));
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return n ? errno : ETIMEDOUT;
+	rc = rpcrdma_fd_wait(fd, POLLOUT, deadline);
+	if (rc)
+		return -rc;
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
 		return errno;
 	return err;

@@ -21,8 +21,7 @@
 
 #define RECORD_LAST 0x80000000u
 
-/* Wait for @events on @fd until @deadline: 0, -ETIMEDOUT, or -errno. */
-static int wait_fd(int fd, short events, int64_t deadline)
+int rpcrdma_fd_wait(int fd, short events, int64_t deadline)
 {
 	struct pollfd p = { .fd = fd, .events = events };
 	int n;
@@ -48,7 +47,7 @@ static int send_all(int fd, const char *p, size_t n, int64_t deadline)
 			continue;
 		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		rc = wait_fd(fd, POLLOUT, deadline);
+		rc = rpcrdma_fd_wait(fd, POLLOUT, deadline);
 		if (rc)
 			return rc;
 	}
@@ -73,7 +72,7 @@ static int recv_all(int fd, char *p, size_t n, int64_t deadline)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		rc = wait_fd(fd, POLLIN, deadline);
+		rc = rpcrdma_fd_wait(fd, POLLIN, deadline);
 		if (rc)
 			return rc;
 	}
@@ -83,14 +82,13 @@ static int recv_all(int fd, char *p, size_t n, int64_t deadline)
 /* The fragments of one record, joined: 0 with *@buf (free it) and *@len, or -errno. */
 static int recv_record(int fd, int64_t deadline, char **buf, size_t *len)
 {
-	size_t have = 0;
+	size_t have = 0, cap = 0;
 	char *b = NULL;
 	uint32_t mark;
 	int rc;
 
 	do {
 		uint32_t frag;
-		char *grown;
 
 		rc = recv_all(fd, (char *)&mark, sizeof(mark), deadline);
 		if (rc)
@@ -101,12 +99,20 @@ static int recv_record(int fd, int64_t deadline, char **buf, size_t *len)
 			rc = -EMSGSIZE;
 			break;
 		}
-		grown = realloc(b, have + frag + 1); /* + 1: a record of no bytes still has a buffer */
-		if (!grown) {
-			rc = -ENOMEM;
-			break;
+		if (have + frag + 1 > cap) { /* doubled: many small fragments copy little */
+			size_t want = cap ? cap * 2 : 4096;
+			char *grown;
+
+			while (want < have + frag + 1) /* + 1: a record of no bytes still has a buffer */
+				want *= 2;
+			grown = realloc(b, want);
+			if (!grown) {
+				rc = -ENOMEM;
+				break;
+			}
+			b = grown;
+			cap = want;
 		}
-		b = grown;
 		rc = recv_all(fd, b + have, frag, deadline);
 		have += frag;
 	} while (!rc && !(mark & RECORD_LAST));

@@ -11,6 +11,9 @@
 #include <rpc/rpc.h>
 #include <rpc/rpcb_prot.h>
 
+/* Wait for @events on @fd until @deadline (rpcrdma_now_ms): 0, -ETIMEDOUT, or -errno. */
+int rpcrdma_fd_wait(int fd, short events, int64_t deadline);
+
 /* The largest reply kept: rpcbind's whole list, some thousands of entries. */
 #define RPCRDMA_RPCB_REPLY_MAX (1u << 20)
 
