@@ -802,18 +802,18 @@ CLIENT *clnt_rdma_tli_create(const struct sockaddr *addr, rpcprog_t prog, rpcver
 /*
  * What a failed rpcbind lookup (@rc, rpcrdma_rpcb_lookup) tells the
  * caller, every field set: nothing of an earlier failure may show.
- * @lookup_err: the lookup's own rpc_createerr, for -EHOSTUNREACH (libtirpc's
- * failure to reach rpcbind) and -EIO (the rpcbind call's).
+ * @lookup_err: the lookup's own rpc_createerr, for -EHOSTUNREACH (rpcbind
+ * not reached), -EIO (the rpcbind call failed) and -EADDRNOTAVAIL (no
+ * address of the family for a wildcard registration, or none in time).
  */
 static CLIENT *clnt_rdma_lookup_fail(int rc, const rpcrdma_createerr *lookup_err)
 {
 	switch (rc) {
 	case -EHOSTUNREACH:
 	case -EIO:
+	case -EADDRNOTAVAIL:
 		rpc_createerr = *lookup_err;
 		return NULL;
-	case -EADDRNOTAVAIL:
-		return clnt_rdma_create_fail(NULL, NULL, RPC_UNKNOWNHOST, EADDRNOTAVAIL);
 	case -ENOENT:
 		return clnt_rdma_create_fail(NULL, NULL, RPC_PROGNOTREGISTERED, ENOENT);
 	case -EINVAL: /* the registered universal address does not parse */

@@ -22,6 +22,7 @@
 #include <rpc/rpcb_prot.h>
 
 #include "rpcrdma/netconfig.h"
+#include "rpcrdma/resolve.h"
 #include "rpcrdma/rpcbind_dump.h"
 #include "rpcrdma/transport.h"
 #include "rpcrdma/verbs.h"
@@ -151,9 +152,10 @@ static int rpcbind_at(const struct addrinfo *ai, int64_t deadline, int *err)
  * rpcbind on @host, over TCP to @service of each of its addresses, those
  * of @family first, until one connects or @deadline passes: the socket,
  * its peer in *@server.  No netconfig entry is needed.  On failure -1,
- * with rpc_createerr set, every field: RPC_UNKNOWNHOST (EHOSTUNREACH)
- * for a name that does not resolve, else RPC_SYSTEMERROR with the first
- * address's connect error (ETIMEDOUT at the deadline).
+ * with rpc_createerr set, every field: RPC_UNKNOWNHOST for a name that
+ * does not resolve (EHOSTUNREACH) or not by @deadline (ETIMEDOUT), else
+ * RPC_SYSTEMERROR with the first address's connect error (ETIMEDOUT at
+ * the deadline).
  */
 static int remote_rpcbind(const char *host, const char *service, int family, int64_t deadline,
 			  struct sockaddr_storage *server)
@@ -161,9 +163,12 @@ static int remote_rpcbind(const char *host, const char *service, int family, int
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *list = NULL;
 	int fd = -1, first_err = 0;
+	int rc = rpcrdma_resolve(host, service, &hints, deadline, &list);
 
-	if (getaddrinfo(host, service, &hints, &list) || !list) {
-		rpcrdma_createerr_set(RPC_UNKNOWNHOST, EHOSTUNREACH);
+	if (rc || !list) {
+		rpcrdma_createerr_set(RPC_UNKNOWNHOST, rc == -ETIMEDOUT ? ETIMEDOUT : EHOSTUNREACH);
+		if (list)
+			freeaddrinfo(list);
 		return -1;
 	}
 	for (int pass = 0; pass < 2 && fd < 0; pass++) {
@@ -213,9 +218,12 @@ int rpcrdma_rpcb_merge(struct sockaddr_storage *addr, const struct sockaddr *hos
 	return 0;
 }
 
-/* Merge a wildcard @out with the address rpcbind answered on (@server), else with @host's. */
+/*
+ * Merge a wildcard @out with the address rpcbind answered on (@server),
+ * else with @host's, resolved by @deadline (re_errno ETIMEDOUT if not).
+ */
 static int merge_wildcard(const struct sockaddr_storage *server, const char *host,
-			  struct sockaddr_storage *out)
+			  int64_t deadline, struct sockaddr_storage *out)
 {
 	struct addrinfo hints = { .ai_family = out->ss_family, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai = NULL;
@@ -223,14 +231,14 @@ static int merge_wildcard(const struct sockaddr_storage *server, const char *hos
 
 	if (rpcrdma_rpcb_merge(out, (const struct sockaddr *)server) == 0)
 		return 0;
-	rc = getaddrinfo(host, NULL, &hints, &ai) ? -EADDRNOTAVAIL : 0;
-	if (!rc) {
-		rc = rpcrdma_rpcb_merge(out, ai->ai_addr) ? -EADDRNOTAVAIL : 0;
+	rc = rpcrdma_resolve(host, NULL, &hints, deadline, &ai);
+	if (!rc && rpcrdma_rpcb_merge(out, ai->ai_addr))
+		rc = -EADDRNOTAVAIL;
+	if (ai)
 		freeaddrinfo(ai);
-	}
 	if (rc)
-		rpcrdma_createerr_set(RPC_UNKNOWNHOST, EADDRNOTAVAIL);
-	return rc;
+		rpcrdma_createerr_set(RPC_UNKNOWNHOST, rc == -ETIMEDOUT ? ETIMEDOUT : EADDRNOTAVAIL);
+	return rc ? -EADDRNOTAVAIL : 0;
 }
 
 static const rpcb *find_entry(const rpcblist_ptr list, rpcprog_t prog, rpcvers_t vers,
@@ -270,7 +278,7 @@ int rpcrdma_rpcb_lookup_service(const char *host, const char *service, rpcprog_t
 			rpcrdma_createerr_set(RPC_PROGNOTREGISTERED, ENOENT);
 		ret = !entry ? -ENOENT : rpcrdma_uaddr_parse(entry->r_addr, family, out);
 		if (!ret)
-			ret = merge_wildcard(&server, host, out);
+			ret = merge_wildcard(&server, host, deadline, out);
 	}
 	xdr_free((xdrproc_t)xdr_rpcblist_ptr, (char *)&list);
 	close(fd);

@@ -26,10 +26,18 @@
  * accepts and never answers (a listener on HOST port 111 that is never
  * read) makes clnt_rdma_create() fail within connect_timeout_ms (1.5 s,
  * 3 s allowed) with RPC_PMAPFAILURE and RPC_TIMEDOUT, for each netid.
+ * With --stalled-dns NAME (run where /etc/resolv.conf names 127.0.0.1
+ * and /etc/hosts maps NAME to 127.0.0.1): a DNS server that takes
+ * queries and never answers (a UDP socket on 127.0.0.1 port 53 that is
+ * never read) makes clnt_rdma_create() of a name only DNS could know
+ * fail within connect_timeout_ms (1.5 s, 3 s allowed; the resolver's own
+ * timeouts are 10 s) with RPC_UNKNOWNHOST and ETIMEDOUT, and NAME, found
+ * in /etc/hosts, reaches the silent rpcbind of --hung on 127.0.0.1.
  *
  *   rpc_rpcbind PROVIDER ADDR4 ADDR6     (run by rpc_rpcbind.test)
  *   rpc_rpcbind --unreached HOST
  *   rpc_rpcbind --hung HOST
+ *   rpc_rpcbind --stalled-dns NAME
  *
  * Prints PASS/FAIL per check; exits 0 only when every check passed.
  */
@@ -251,6 +259,42 @@ static int silent_rpcbind(const char *host)
 	return fd;
 }
 
+/* A UDP socket on 127.0.0.1 port 53 that is never read: a DNS server that never answers. */
+static int silent_dns(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(53),
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		perror("rpc_rpcbind: a socket on UDP port 53");
+		exit(1);
+	}
+	return fd;
+}
+
+/* connect_timeout_ms bounds resolving the name too. */
+static void check_stalled_dns(const char *name, const char *netid)
+{
+	struct rpcrdma_options o;
+	double t0, took;
+	CLIENT *cl;
+
+	rpcrdma_options_init(&o);
+	o.connect_timeout_ms = 1500;
+	rpc_createerr.cf_stat = RPC_SUCCESS;
+	t0 = now_s();
+	cl = clnt_rdma_create(name, RDMATEST_PROG, RDMATEST_V1, netid, &o);
+	took = now_s() - t0;
+	check(!cl && rpc_createerr.cf_stat == RPC_UNKNOWNHOST &&
+		      rpc_createerr.cf_error.re_errno == ETIMEDOUT && took < 3.0,
+	      "DNS never answers for %s: clnt_rdma_create(netid %s, connect_timeout_ms 1500) "
+	      "fails with RPC_UNKNOWNHOST and ETIMEDOUT within 3 s (%.2f s: %s)",
+	      name, netid ? netid : "NULL", took, cl ? "it connected" : clnt_spcreateerror(PROG));
+	if (cl)
+		clnt_destroy(cl);
+}
+
 /* connect_timeout_ms bounds the lookup: connect and RPCBPROC_DUMP together, both netids for NULL. */
 static void check_hung(const char *host, const char *netid)
 {
@@ -364,8 +408,24 @@ int main(int argc, char **argv)
 		printf("%s: hung: %s (%u failed)\n", PROG, failures ? "FAILED" : "all passed", failures);
 		return failures ? 1 : 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "--stalled-dns")) {
+		int dns = silent_dns(), fd = silent_rpcbind("127.0.0.1");
+
+		check_stalled_dns("rpcbind.stalled-dns.invalid", NULL);
+		check_stalled_dns("rpcbind.stalled-dns.invalid", "rdma");
+		check_stalled_dns("rpcbind.stalled-dns.invalid", "rdma6");
+		check_hung(argv[2], NULL);
+		check_hung(argv[2], "rdma6");
+		close(fd);
+		close(dns);
+		printf("%s: stalled DNS: %s (%u failed)\n", PROG, failures ? "FAILED" : "all passed",
+		       failures);
+		return failures ? 1 : 0;
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s PROVIDER ADDR4 ADDR6 | --unreached HOST | --hung HOST\n",
+		fprintf(stderr,
+			"usage: %s PROVIDER ADDR4 ADDR6 | --unreached HOST | --hung HOST | "
+			"--stalled-dns NAME\n",
 			PROG);
 		return 2;
 	}
