@@ -58,6 +58,8 @@ enum rpcrdma_ccp_status rpcrdma_ccp_client_apply(struct rpcrdma_ccp_client *c,
 	if (!align_valid(rep->align))
 		return RPCRDMA_CCP_BAD_ALIGN;
 	c->inline_send = min_u32(local->send_size, rep->maxcall_sendsize);
+	if (pd) /* the private data's sizes are guarantees, CCP's are not (RFC 8797 4.2) */
+		c->inline_send = min_u32(c->inline_send, pd->send);
 	c->inline_recv = pd ? min_u32(local->recv_size, pd->recv) : local->recv_size;
 	c->align = rep->align;
 	c->max_rdma_reads = min_u32(negotiated->ord, rep->maxrdmaread);
@@ -94,8 +96,8 @@ enum rpcrdma_ccp_status rpcrdma_ccp_server_apply(const struct rpcrdma_ccp_local 
 {
 	uint32_t send;
 
-	if (req->maxreply_sendsize < RPCRDMA_DEFAULT_INLINE ||
-	    req->maxcall_sendsize < RPCRDMA_DEFAULT_INLINE)
+	/* maxcall_sendsize limits only what the client sends: any value will do */
+	if (req->maxreply_sendsize < RPCRDMA_DEFAULT_INLINE)
 		return RPCRDMA_CCP_BAD_SENDSIZE;
 	send = min_u32(local->send_size, req->maxreply_sendsize);
 	*inline_send = pd ? min_u32(send, pd->send) : send;

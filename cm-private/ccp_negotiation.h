@@ -58,7 +58,9 @@ struct rpcrdma_config_req rpcrdma_ccp_client_request(const struct rpcrdma_ccp_lo
  * reply says how large a call the server takes, not how large a reply
  * it sends: its Send Size in the private data still caps our inline
  * replies, as the server keeps to it (CCP's maxreply_sendsize is a
- * ceiling for the server, not a promise).
+ * ceiling for the server, not a promise), and its Receive Size caps our
+ * inline calls as well as CCP's maxcall_sendsize (RFC 8797 4.2: the
+ * private data's sizes are what Sends may count on).
  * Returns RPCRDMA_CCP_OK, or RPCRDMA_CCP_BAD_SENDSIZE /
  * RPCRDMA_CCP_BAD_ALIGN, in which case @c is unchanged.
  */

@@ -31,6 +31,7 @@ static const char *const status_names[] = {
 	[RPCRDMA_MPA_PD_TRUNCATED] = "MPA private data shorter than PD_Length",
 	[RPCRDMA_MPA_ENHANCED_MISSING] = "enhanced frame without IRD/ORD data",
 	[RPCRDMA_MPA_INSUFFICIENT_IRD] = "insufficient IRD resources",
+	[RPCRDMA_MPA_BAD_REVISION] = "MPA revision 0",
 };
 
 const char *rpcrdma_mpa_status_str(enum rpcrdma_mpa_status status)
@@ -48,10 +49,12 @@ enum rpcrdma_mpa_status rpcrdma_mpa_enhanced_encode(const struct rpcrdma_mpa_enh
 {
 	uint16_t w0, w1;
 
+	bool p2p = e->peer_to_peer; /* B, C and D are sent as 0 without A (RFC 6581 9.2) */
+
 	if (e->ird > RPCRDMA_MPA_DEPTH_MASK || e->ord > RPCRDMA_MPA_DEPTH_MASK)
 		return RPCRDMA_MPA_DEPTH_RANGE;
-	w0 = pack_word(e->peer_to_peer, e->rtr_send, e->ird);
-	w1 = pack_word(e->rtr_write, e->rtr_read, e->ord);
+	w0 = pack_word(p2p, p2p && e->rtr_send, e->ird);
+	w1 = pack_word(p2p && e->rtr_write, p2p && e->rtr_read, e->ord);
 	rpcrdma_store_be32(out, (uint32_t)w0 << 16 | w1);
 	return RPCRDMA_MPA_OK;
 }
@@ -65,10 +68,11 @@ enum rpcrdma_mpa_status rpcrdma_mpa_enhanced_decode(const uint8_t *buf, size_t l
 		return RPCRDMA_MPA_SHORT;
 	v = rpcrdma_load_be32(buf);
 	e->peer_to_peer = v & (FLAG_HI << 16);
-	e->rtr_send = v & (FLAG_LO << 16);
+	/* without A, B, C and D are ignored (RFC 6581 9.2) */
+	e->rtr_send = e->peer_to_peer && (v & (FLAG_LO << 16));
 	e->ird = (uint16_t)((v >> 16) & RPCRDMA_MPA_DEPTH_MASK);
-	e->rtr_write = v & FLAG_HI;
-	e->rtr_read = v & FLAG_LO;
+	e->rtr_write = e->peer_to_peer && (v & FLAG_HI);
+	e->rtr_read = e->peer_to_peer && (v & FLAG_LO);
 	e->ord = (uint16_t)(v & RPCRDMA_MPA_DEPTH_MASK);
 	return RPCRDMA_MPA_OK;
 }
@@ -91,6 +95,8 @@ enum rpcrdma_mpa_status rpcrdma_mpa_frame_decode(const uint8_t *buf, size_t len,
 	f->crc = flags & FRAME_FLAG_C;
 	f->reject = flags & FRAME_FLAG_R;
 	f->revision = buf[17];
+	if (f->revision == 0) /* RFC 5044 starts at 1, RFC 6581 accepts 1 and later */
+		return RPCRDMA_MPA_BAD_REVISION;
 	/* RFC 6581 defines S in revision 2; in revision 1 the bit is reserved, ignored when received. */
 	f->enhanced = (flags & FRAME_FLAG_S) && f->revision >= 2;
 	f->pd_length = (uint16_t)(buf[18] << 8 | buf[19]);

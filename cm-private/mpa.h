@@ -33,6 +33,7 @@ enum rpcrdma_mpa_status {
 	RPCRDMA_MPA_PD_TRUNCATED,     /* fewer private data octets than PD_Length */
 	RPCRDMA_MPA_ENHANCED_MISSING, /* S set but private data shorter than 4 octets */
 	RPCRDMA_MPA_INSUFFICIENT_IRD, /* the peer needs an IRD our device cannot give */
+	RPCRDMA_MPA_BAD_REVISION,     /* Rev 0: no MPA revision */
 };
 
 /* The 32 bits at the start of an enhanced frame's private data. */
@@ -79,18 +80,19 @@ struct rpcrdma_rd_choice {
 
 const char *rpcrdma_mpa_status_str(enum rpcrdma_mpa_status status);
 
-/* Returns RPCRDMA_MPA_OK or RPCRDMA_MPA_DEPTH_RANGE. */
+/* Returns RPCRDMA_MPA_OK or RPCRDMA_MPA_DEPTH_RANGE; B, C and D are sent only with A. */
 enum rpcrdma_mpa_status rpcrdma_mpa_enhanced_encode(const struct rpcrdma_mpa_enhanced *e,
 						    uint8_t out[RPCRDMA_MPA_ENHANCED_BYTES]);
-/* Returns RPCRDMA_MPA_OK or RPCRDMA_MPA_SHORT. */
+/* Returns RPCRDMA_MPA_OK or RPCRDMA_MPA_SHORT; B, C and D read false without A. */
 enum rpcrdma_mpa_status rpcrdma_mpa_enhanced_decode(const uint8_t *buf, size_t len,
 						    struct rpcrdma_mpa_enhanced *e);
 
 /*
  * rpcrdma_mpa_frame_decode - parse an MPA request or reply frame
  * Returns RPCRDMA_MPA_OK, RPCRDMA_MPA_SHORT, RPCRDMA_MPA_BAD_KEY,
- * RPCRDMA_MPA_PD_TOO_LONG, RPCRDMA_MPA_PD_TRUNCATED or
- * RPCRDMA_MPA_ENHANCED_MISSING.  Pointers in @f point into @buf.
+ * RPCRDMA_MPA_BAD_REVISION, RPCRDMA_MPA_PD_TOO_LONG,
+ * RPCRDMA_MPA_PD_TRUNCATED or RPCRDMA_MPA_ENHANCED_MISSING.  Pointers
+ * in @f point into @buf.
  */
 enum rpcrdma_mpa_status rpcrdma_mpa_frame_decode(const uint8_t *buf, size_t len,
 						 struct rpcrdma_mpa_frame *f);

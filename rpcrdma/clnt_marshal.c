@@ -408,8 +408,16 @@ enum clnt_stat clnt_rdma_decode(AUTH *auth, struct clnt_rdma_call *c, xdrproc_t 
 	uint32_t blen;
 	size_t hlen;
 
-	if (rpcrdma_header_decode(&h, buf, c->recv_len, NULL, &hlen) != RPCRDMA_HDR_OK)
+	switch (rpcrdma_header_decode(&h, buf, c->recv_len, NULL, &hlen)) {
+	case RPCRDMA_HDR_OK:
+		break;
+	case RPCRDMA_HDR_BAD_VERSION: /* an ERR_VERS in the server's own version says as much */
+		if (h.type == RDMA_ERROR && h.err == ERR_VERS)
+			return clnt_rdma_rdma_error(c, &h);
 		return clnt_call_fail(c, RPC_CANTDECODERES, EPROTO);
+	default:
+		return clnt_call_fail(c, RPC_CANTDECODERES, EPROTO);
+	}
 	if (h.type == RDMA_ERROR)
 		return clnt_rdma_rdma_error(c, &h);
 	st = clnt_rdma_reply_body(c, buf, &h, hlen, &body, &blen);

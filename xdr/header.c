@@ -297,6 +297,21 @@ static enum rpcrdma_hdr_status check_message(const struct rpcrdma_header *h,
 	return h->type == RDMA_NOMSG ? check_read_chunks(h, 0) : RPCRDMA_HDR_OK;
 }
 
+/*
+ * The fixed fields and an ERR_VERS body read the same in every version
+ * (RFC 8166 section 4.2): a peer that answers with its own rdma_vers
+ * still says which versions it takes.
+ */
+static void decode_foreign_err_vers(struct rpcrdma_header *h, struct rpcrdma_cursor *c)
+{
+	if (h->type != RDMA_ERROR || !rpcrdma_cursor_has(c, 12) ||
+	    rpcrdma_load_be32(c->pos) != ERR_VERS)
+		return;
+	h->err = rpcrdma_cursor_u32(c);
+	h->vers_low = rpcrdma_cursor_u32(c);
+	h->vers_high = rpcrdma_cursor_u32(c);
+}
+
 enum rpcrdma_hdr_status rpcrdma_header_decode(struct rpcrdma_header *h,
 					      const uint8_t *buf, size_t len,
 					      const struct rpcrdma_header_limits *limits,
@@ -315,8 +330,10 @@ enum rpcrdma_hdr_status rpcrdma_header_decode(struct rpcrdma_header *h,
 	h->vers = rpcrdma_cursor_u32(&c);
 	h->credit = rpcrdma_cursor_u32(&c);
 	h->type = rpcrdma_cursor_u32(&c);
-	if (h->vers != RPCRDMA_VERSION)
+	if (h->vers != RPCRDMA_VERSION) {
+		decode_foreign_err_vers(h, &c);
 		return RPCRDMA_HDR_BAD_VERSION;
+	}
 	st = decode_body(h, &c, &lim);
 	if (st != RPCRDMA_HDR_OK)
 		return st;

@@ -54,7 +54,8 @@ const char *rpcrdma_hdr_status_str(enum rpcrdma_hdr_status status);
 
 /*
  * rpcrdma_header_decode - validate and decode one transport header
- * @h: output; on RPCRDMA_HDR_BAD_VERSION xid, vers, credit and type are set
+ * @h: output; on RPCRDMA_HDR_BAD_VERSION xid, vers, credit and type are
+ *     set, and err, vers_low and vers_high when it is an ERR_VERS error
  * @buf, @len: the whole received message (header and what follows)
  * @limits: caps, or NULL for rpcrdma_header_default_limits
  * @hdr_len: output, bytes taken by the header; the RPC message of an

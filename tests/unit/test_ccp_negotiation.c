@@ -58,7 +58,7 @@ Test(ccp_negotiation, private_data_still_caps_inline_replies)
 	cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &rep, &client_rd, &pd),
 		     RPCRDMA_CCP_OK);
 	cr_assert_eq(c.inline_recv, 2048);
-	cr_assert_eq(c.inline_send, 8192, "the call size is CCP's, above the private data's");
+	cr_assert_eq(c.inline_send, 4096, "the private data's call size, below CCP's (RFC 8797 4.2)");
 	rpcrdma_ccp_client_init(&c);
 	cr_assert_eq(rpcrdma_ccp_client_apply(&c, &client_local, &rep, &client_rd, NULL),
 		     RPCRDMA_CCP_OK);
@@ -117,10 +117,15 @@ Test(ccp_negotiation, absurd_replies_change_nothing)
 
 Test(ccp_negotiation, server_rejects_absurd_requests)
 {
-	static const struct rpcrdma_config_req bad[] = { { 0, 0, 0 }, { 4096, 1023, 5 },
-							 { 1023, 4096, 5 } };
+	static const struct rpcrdma_config_req bad[] = { { 0, 0, 0 }, { 4096, 1023, 5 } };
+	/* a maxcall_sendsize below 1024 limits only the client's own calls */
+	static const struct rpcrdma_config_req small_calls = { 1023, 4096, 5 };
+	uint32_t reply_send = 1024;
 
-	for (size_t i = 0; i < 3; i++) {
+	cr_assert_eq(rpcrdma_ccp_server_apply(&server_local, &small_calls, NULL, &reply_send),
+		     RPCRDMA_CCP_OK);
+	cr_assert_eq(reply_send, 4096);
+	for (size_t i = 0; i < 2; i++) {
 		uint32_t send = 2048;
 
 		cr_assert_eq(rpcrdma_ccp_server_apply(&server_local, &bad[i], NULL, &send),

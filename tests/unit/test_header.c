@@ -235,6 +235,34 @@ Test(header, other_versions_are_reported_with_xid)
 	}
 }
 
+/* An ERR_VERS in another version still says which versions the peer takes. */
+Test(header, an_err_vers_of_another_version_is_read_all_the_same)
+{
+	struct wbuf w = { .n = 0 };
+
+	wfixed(&w, 0x55, 2, 9, RDMA_ERROR);
+	w32(&w, ERR_VERS);
+	w32(&w, 2);
+	w32(&w, 3);
+	cr_assert_eq(decode(&w), RPCRDMA_HDR_BAD_VERSION);
+	cr_assert_eq(h.err, ERR_VERS);
+	cr_assert_eq(h.vers_low, 2);
+	cr_assert_eq(h.vers_high, 3);
+	for (size_t cut = 1; cut <= 12; cut++) { /* a truncated body leaves them unset */
+		struct wbuf t = w;
+
+		t.n -= cut;
+		cr_assert_eq(decode(&t), RPCRDMA_HDR_BAD_VERSION);
+		cr_assert_eq(h.err, 0);
+		cr_assert_eq(h.vers_low, 0);
+		cr_assert_eq(h.vers_high, 0);
+	}
+	w.n = 16; /* ERR_CHUNK in version 2: nothing to read */
+	w32(&w, ERR_CHUNK);
+	cr_assert_eq(decode(&w), RPCRDMA_HDR_BAD_VERSION);
+	cr_assert_eq(h.err, 0);
+}
+
 Test(header, unknown_types_are_rejected)
 {
 	static const uint32_t types[] = { 5, 6, 0x80000000, 0xffffffff };

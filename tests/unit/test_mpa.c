@@ -18,16 +18,33 @@ Test(mpa, enhanced_data_layout)
 	in = (struct rpcrdma_mpa_enhanced){ true, false, false, true, 1, 2 };
 	cr_assert_eq(rpcrdma_mpa_enhanced_encode(&in, out), RPCRDMA_MPA_OK);
 	cr_assert_arr_eq(out, ((uint8_t[]){ 0x80, 0x01, 0x40, 0x02 }), 4);
+	/* without A, B, C and D MUST be sent as 0 (RFC 6581 9.2) */
+	in = (struct rpcrdma_mpa_enhanced){ false, true, true, true, 5, 7 };
+	cr_assert_eq(rpcrdma_mpa_enhanced_encode(&in, out), RPCRDMA_MPA_OK);
+	cr_assert_arr_eq(out, ((uint8_t[]){ 0x00, 0x05, 0x00, 0x07 }), 4);
 }
 
 Test(mpa, enhanced_decode_flags_and_depths)
 {
-	static const uint8_t b[] = { 0x40, 0x05, 0x80, 0x07 };
+	static const uint8_t b[] = { 0xc0, 0x05, 0x80, 0x07 };
+
+	cr_assert_eq(rpcrdma_mpa_enhanced_decode(b, 4, &e), RPCRDMA_MPA_OK);
+	cr_assert(e.peer_to_peer);
+	cr_assert(e.rtr_send);
+	cr_assert(e.rtr_write);
+	cr_assert_not(e.rtr_read);
+	cr_assert_eq(e.ird, 5);
+	cr_assert_eq(e.ord, 7);
+}
+
+Test(mpa, without_a_the_rtr_flags_are_ignored)
+{
+	static const uint8_t b[] = { 0x40, 0x05, 0xc0, 0x07 };
 
 	cr_assert_eq(rpcrdma_mpa_enhanced_decode(b, 4, &e), RPCRDMA_MPA_OK);
 	cr_assert_not(e.peer_to_peer);
-	cr_assert(e.rtr_send);
-	cr_assert(e.rtr_write);
+	cr_assert_not(e.rtr_send);
+	cr_assert_not(e.rtr_write);
 	cr_assert_not(e.rtr_read);
 	cr_assert_eq(e.ird, 5);
 	cr_assert_eq(e.ord, 7);
@@ -36,7 +53,9 @@ Test(mpa, enhanced_decode_flags_and_depths)
 Test(mpa, enhanced_round_trip_and_range)
 {
 	for (uint32_t d = 0; d <= 0x3fff; d += 0x3ff) {
-		struct rpcrdma_mpa_enhanced in = { d & 1, d & 2, d & 4, d & 8, (uint16_t)d,
+		bool p2p = d & 1; /* the RTR flags only with A: what decoding gives back */
+		struct rpcrdma_mpa_enhanced in = { p2p, p2p && (d & 2), p2p && (d & 4),
+						   p2p && (d & 8), (uint16_t)d,
 						   (uint16_t)(0x3fff - d) };
 		uint8_t out[4];
 
@@ -133,6 +152,10 @@ Test(mpa, frame_rejections)
 	cr_assert_eq(rpcrdma_mpa_frame_decode(buf, n - 1, &f), RPCRDMA_MPA_PD_TRUNCATED);
 	n = frame(buf, "MPA ID Req Frame", 0x10, 2, pd, 3);
 	cr_assert_eq(rpcrdma_mpa_frame_decode(buf, n, &f), RPCRDMA_MPA_ENHANCED_MISSING);
+	n = frame(buf, "MPA ID Rep Frame", 0, 0, pd, 0);
+	cr_assert_eq(rpcrdma_mpa_frame_decode(buf, n, &f), RPCRDMA_MPA_BAD_REVISION);
+	n = frame(buf, "MPA ID Rep Frame", 0, 1, pd, 0);
+	cr_assert_eq(rpcrdma_mpa_frame_decode(buf, n, &f), RPCRDMA_MPA_OK);
 	for (size_t len = 0; len < 20; len++)
 		cr_assert_eq(rpcrdma_mpa_frame_decode(buf, len, &f), RPCRDMA_MPA_SHORT);
 }
