@@ -408,32 +408,61 @@ static void conn_cm_check(struct rpcrdma_clnt *ct, struct clnt_rdma_conn *cn)
 }
 
 /*
- * The live connection, building one when there is none: the builder
- * connects without the lock while other callers wait for it.  A
- * zero-timeout call connects with the whole connect timeout, whatever
- * is left of its wait for a credit (@deadline).
+ * Wait for another caller's connect.  Returns 0, -ETIMEDOUT at @deadline,
+ * or that connect's error when it failed with the whole connect timeout:
+ * the callers that waited for it do not each try again in turn, one
+ * connect timeout after another.  ct->lock held.
+ */
+static int conn_build_wait(struct rpcrdma_clnt *ct, int64_t deadline)
+{
+	uint32_t builds = ct->builds;
+	bool waited = false;
+
+	while (ct->connecting) {
+		waited = true;
+		if (conn_credit_wait(ct, deadline))
+			return -ETIMEDOUT;
+	}
+	return waited && builds != ct->builds && !ct->conn ? ct->build_err : 0;
+}
+
+/* Connect without the lock while other callers wait (conn_build_wait).  ct->lock held. */
+static int conn_build(struct rpcrdma_clnt *ct, int64_t deadline, struct clnt_rdma_conn **out)
+{
+	bool whole = deadline - rpcrdma_now_ms() >= ct->opts.connect_timeout_ms;
+	int rc;
+
+	ct->connecting = true;
+	clnt_rdma_unlock(ct);
+	rc = clnt_conn_open(ct, deadline, out);
+	pthread_mutex_lock(&ct->lock);
+	ct->connecting = false;
+	ct->builds++;
+	ct->build_err = rc && whole ? rc : 0;
+	pthread_cond_broadcast(&ct->credit_cv);
+	return rc;
+}
+
+/*
+ * The live connection, building one when there is none.  A zero-timeout
+ * call connects with the whole connect timeout, whatever is left of its
+ * wait for a credit (@deadline).
  */
 static int conn_current(struct rpcrdma_clnt *ct, const struct clnt_rdma_call *c, int64_t deadline,
 			struct clnt_rdma_conn **out)
 {
 	struct clnt_rdma_conn *cn;
-	int rc;
+	int rc = conn_build_wait(ct, deadline);
 
-	while (ct->connecting)
-		if (conn_credit_wait(ct, deadline))
-			return -ETIMEDOUT;
+	if (rc)
+		return rc;
 	if (ct->conn && !ct->conn->polling)
 		conn_cm_check(ct, ct->conn); /* a disconnect kills it: ct->conn is then NULL */
 	if (ct->conn) {
 		*out = ct->conn;
 		return 0;
 	}
-	ct->connecting = true;
-	clnt_rdma_unlock(ct);
-	rc = clnt_conn_open(ct, c->batched ? INT64_MAX : deadline, &cn);
-	pthread_mutex_lock(&ct->lock);
-	ct->connecting = false;
-	pthread_cond_broadcast(&ct->credit_cv);
+	rc = conn_build(ct, c->batched ? INT64_MAX : deadline, &cn);
 	if (!rc)
 		rc = clnt_conn_publish(ct, cn);
 	if (rc)

@@ -169,6 +169,8 @@ struct rpcrdma_clnt {
 	uint32_t credit_waiters;     /* atomic: calls that wait, or are about to, on credit_cv */
 	struct clnt_rdma_conn *conn; /* current connection, or NULL: never a dead one (clnt_conn_kill) */
 	bool connecting;             /* a thread is building the next connection */
+	uint32_t builds;             /* connects ended, failed or not */
+	int build_err;               /* the last one's -errno if it failed with the whole connect timeout */
 	uint32_t connects;
 	pthread_mutex_t err_lock;    /* err, which calls finishing without ct->lock write too */
 	struct rpcrdma_options opts;

@@ -84,7 +84,10 @@ int rpcrdma_reg_expose(struct rpcrdma_reg *reg, struct rpcrdma_regbuf *buf, uint
  * what the reply's receive completion reported (0 for none).  Returns
  * 0 when access has ended, 1 when a local invalidation was posted with
  * @wr_id (access ends with its completion), or -errno when posting
- * failed (the connection is broken: access ends when it is destroyed).
+ * failed (the connection is broken: access ends when it is destroyed)
+ * or, -EIO, a per-call region could not be deregistered (@buf stays
+ * exposed; put destroys it, and leaves its memory allocated for good
+ * if deregistering fails again).
  * Needs the endpoint's lock, except where rpcrdma_reg_revoke_is_synchronous
  * said true: then it posts nothing (the counts are atomics).
  */

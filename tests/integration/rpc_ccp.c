@@ -8,7 +8,9 @@
  * CLIENT, ETIMEDOUT at the connect timeout (a CLIENT there would have
  * its one credit held by the unanswered CCP call for good).  Also a
  * reconnect the peer never answers: the call fails at the connect
- * timeout with RPC_CANTSEND and ETIMEDOUT (it was not sent).
+ * timeout with RPC_CANTSEND and ETIMEDOUT (it was not sent), and so do
+ * three concurrent calls, all within one connect timeout (those waiting
+ * for another's connect fail with it).
  * Usage: rpc_ccp ADDR [NFS_ADDR]   (NFS_ADDR: knfsd's RDMA port 20049)
  */
 #include <arpa/inet.h>
@@ -297,6 +299,60 @@ static void check_released(const char *addr, const struct rdmatest_holdings *bef
 		       addr, now.fds, now.res[RDMATEST_RES_KINDS - 1], rdmatest_now() - t0);
 }
 
+#define WAITERS 3
+
+struct waiter {
+	CLIENT *cl;
+	enum clnt_stat st;
+	double dt;
+};
+
+static void *waiter_call(void *arg)
+{
+	struct waiter *w = arg;
+	double t0 = rdmatest_now();
+
+	w->st = rdmatest_call_null(w->cl, call_tv);
+	w->dt = rdmatest_now() - t0;
+	return NULL;
+}
+
+/*
+ * Calls that find another call connecting wait for it, and when that
+ * connect fails after the whole connect timeout they fail with it: they
+ * do not connect again one after another (the last of WAITERS would
+ * return WAITERS connect timeouts later).
+ */
+static void check_waiters_share_the_failure(const char *addr, CLIENT *cl)
+{
+	struct waiter w[WAITERS];
+	pthread_t t[WAITERS];
+	double slowest = 0, limit = 2 * SILENT_CONNECT_MS / 1000.0 - 0.2;
+	unsigned int cantsend = 0;
+
+	for (int i = 0; i < WAITERS; i++) {
+		w[i] = (struct waiter){ .cl = cl, .st = RPC_SUCCESS };
+		if (pthread_create(&t[i], NULL, waiter_call, &w[i])) {
+			check_fail("reconnect unanswered: no thread");
+			for (int k = 0; k < i; k++)
+				pthread_join(t[k], NULL);
+			return;
+		}
+	}
+	for (int i = 0; i < WAITERS; i++) {
+		pthread_join(t[i], NULL);
+		cantsend += w[i].st == RPC_CANTSEND;
+		slowest = w[i].dt > slowest ? w[i].dt : slowest;
+	}
+	if (cantsend != WAITERS || slowest > limit)
+		check_fail("reconnect unanswered: %u concurrent calls: %u failed with RPC_CANTSEND, the "
+			   "last after %.2f s (expected all, within %.1f s: one connect timeout)",
+			   WAITERS, cantsend, slowest, limit);
+	else
+		printf("rpc_ccp: %s: reconnect unanswered: %u concurrent calls all failed with "
+		       "RPC_CANTSEND, the last after %.2f s\n", addr, WAITERS, slowest);
+}
+
 /*
  * A CLIENT (no CCP) whose connection the peer drops and whose reconnect
  * the peer never answers: the call that finds no connection fails with
@@ -347,6 +403,8 @@ static void check_reconnect_unanswered(const char *addr)
 	else if (dt < SILENT_CONNECT_MS / 1000.0 - 0.05 || dt > limit + 3)
 		check_fail("reconnect unanswered: failed after %.2f s, expected %.1f to %.1f s", dt,
 			   SILENT_CONNECT_MS / 1000.0, limit + 3);
+	else
+		check_waiters_share_the_failure(addr, cl);
 	clnt_destroy(cl);
 	silent_join(&sp);
 	silent_free(&sp);
