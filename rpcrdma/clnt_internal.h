@@ -32,6 +32,7 @@
 #include <semaphore.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <rpc/rpc.h>
 
@@ -172,6 +173,7 @@ struct rpcrdma_clnt {
 	uint32_t builds;             /* connects ended, failed or not */
 	int build_err;               /* the last one's -errno if it failed with the whole connect timeout */
 	uint32_t connects;
+	pid_t owner;                 /* its process: a forked child's clnt_destroy leaves the connection */
 	pthread_mutex_t err_lock;    /* err, which calls finishing without ct->lock write too */
 	struct rpcrdma_options opts;
 	struct timeval timeout;

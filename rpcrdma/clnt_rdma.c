@@ -552,12 +552,19 @@ static bool_t clnt_rdma_freeres(CLIENT *cl, xdrproc_t xres, void *res)
 	return xres(&x, res);
 }
 
+/*
+ * In a forked child the connection's rdma_cm id and verbs objects are
+ * the parent's, reached through the files both share: destroying them
+ * would tear down the parent's connection.  The child leaves them, and
+ * the memory describing them, as they are.
+ */
 static void clnt_rdma_free(struct rpcrdma_clnt *ct)
 {
 	if (!ct)
 		return;
 	rpcrdma_device_user_remove(&ct->device_user);
-	clnt_conn_put(ct->conn);
+	if (ct->owner == getpid())
+		clnt_conn_put(ct->conn);
 	pthread_cond_destroy(&ct->credit_cv);
 	pthread_mutex_destroy(&ct->lock);
 	pthread_mutex_destroy(&ct->err_lock);
@@ -734,6 +741,7 @@ static struct rpcrdma_clnt *clnt_rdma_new(const struct sockaddr *addr, rpcprog_t
 	pthread_mutex_init(&ct->err_lock, NULL);
 	pthread_cond_init(&ct->credit_cv, NULL);
 	ct->opts = *opts;
+	ct->owner = getpid();
 	ct->call_wait = opts->call_timeout;
 	memcpy(&ct->addr, addr, rpcrdma_sockaddr_len(addr));
 	ct->svcaddr = (struct netbuf){ .maxlen = sizeof(ct->addr), .buf = &ct->addr,

@@ -445,6 +445,7 @@ static void watch_fork_child(void)
 	the_watch = (struct watch){ .ifd = -1, .wd = -1 };
 	__atomic_store_n(&watch_started, false, __ATOMIC_RELEASE);
 	siw_guards_set_aside();
+	rpcrdma_ep_forked();
 	users = NULL;
 	users_telling = NULL;
 	users_told = (pthread_cond_t)PTHREAD_COND_INITIALIZER; /* a parent's waiter is not here */

@@ -218,5 +218,7 @@ int rpcrdma_listener_accept(struct rpcrdma_listener *l, struct rpcrdma_ep **out)
 		listener_lost(l);
 		return -ENODEV;
 	}
+	if (rc == -ENODEV) /* another id's device: -ENODEV says the listener's */
+		return -ECONNRESET;
 	return rc < 0 ? rc : -EAGAIN;
 }

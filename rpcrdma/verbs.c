@@ -222,8 +222,9 @@ int rpcrdma_cm_event_handle(struct rpcrdma_ep *ep, const struct rdma_cm_event *e
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		return -ECONNREFUSED;
-	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		return -ENODEV;
+	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 		return -ECONNRESET;
 	default: /* CONNECT_RESPONSE is consumed by librdmacm; multicast, TIMEWAIT_EXIT */
@@ -237,8 +238,11 @@ static int ep_cm_event(struct rpcrdma_ep *ep, struct rdma_cm_event *ev)
 	int rc = rpcrdma_cm_event_handle(ep, ev);
 
 	rdma_ack_cm_event(ev);
-	if (rc < 0)
+	if (rc < 0) {
+		if (!ep->disconnect_err)
+			ep->disconnect_err = rc;
 		__atomic_store_n(&ep->disconnected, true, __ATOMIC_RELAXED);
+	}
 	return rc;
 }
 
@@ -550,6 +554,11 @@ static int ep_connect(struct rpcrdma_ep *ep, int64_t deadline)
 
 /* Endpoints being destroyed off their caller's thread; at most RPCRDMA_UNANSWERED_MAX. */
 static uint32_t ep_unanswered_destroys;
+
+void rpcrdma_ep_forked(void)
+{
+	ep_unanswered_destroys = 0; /* those threads are the parent's */
+}
 
 static void *ep_destroy_thread(void *ep)
 {

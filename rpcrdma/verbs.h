@@ -249,11 +249,15 @@ int rpcrdma_ep_poll(struct rpcrdma_ep *ep, struct rpcrdma_wc *wc, int max);
 /*
  * rpcrdma_ep_wait - block up to @timeout_ms (-1: forever) for the
  * completion channel or a cm event.  Returns 1 when completions may be
- * ready, 0 on timeout, -ECONNRESET once the peer disconnected.
+ * ready, 0 on timeout, -ENODEV once the device's removal was reported,
+ * -ECONNRESET once the peer disconnected (or another cm event ended the
+ * connection), -EIO when poll() failed.
  */
 int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms);
 /* What a negative rpcrdma_ep_wait() result means, in words (for RPCRDMA_DEBUG). */
 const char *rpcrdma_ep_wait_failure(int rc);
+/* In a forked child (devices.c's fork handler): no background destroy of the parent's is ours. */
+void rpcrdma_ep_forked(void);
 /* True once a DISCONNECTED, DEVICE_REMOVAL or error cm event was seen. */
 bool rpcrdma_ep_disconnected(const struct rpcrdma_ep *ep);
 /*

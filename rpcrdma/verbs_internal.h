@@ -46,6 +46,7 @@ struct rpcrdma_ep {
 	bool accepted;
 	bool connected;
 	bool disconnected;       /* written atomically: a post reads it without its owner's lock */
+	int disconnect_err;      /* -errno of the cm event that disconnected it (ep_cm_event) */
 	bool stopped;            /* rpcrdma_ep_stop: QP gone, disconnected */
 	bool siw_guarded;        /* holds the siw key guard of its context (devices.c) */
 	bool connect_unanswered; /* rdma_connect went out, no answer yet */

@@ -354,6 +354,12 @@ int rpcrdma_ep_poll(struct rpcrdma_ep *ep, struct rpcrdma_wc *wc, int max)
 	return n < 0 ? -EIO : count;
 }
 
+/* Why @ep is disconnected: its cm event's -ENODEV (device removal), else -ECONNRESET. */
+static int ep_disconnect_err(const struct rpcrdma_ep *ep)
+{
+	return ep->disconnect_err == -ENODEV ? -ENODEV : -ECONNRESET;
+}
+
 int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms)
 {
 	/* A zero timeout reads no clock: in the test bed's guest that is a system call. */
@@ -366,14 +372,14 @@ int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms)
 
 	do {
 		if (ep->disconnected)
-			return -ECONNRESET;
+			return ep_disconnect_err(ep);
 		n = poll(pfd, 2, timeout_ms <= 0 ? timeout_ms : rpcrdma_ms_left(deadline));
 		if (n < 0 && errno != EINTR)
 			return neg_errno(EIO);
 		if (n > 0 && pfd[1].revents)
 			rpcrdma_ep_cm_drain(ep);
 		if (ep->disconnected)
-			return -ECONNRESET;
+			return ep_disconnect_err(ep);
 		if (n > 0 && pfd[0].revents)
 			return 1;
 	} while (timeout_ms < 0 || (timeout_ms > 0 && rpcrdma_ms_left(deadline) > 0));
@@ -382,6 +388,8 @@ int rpcrdma_ep_wait(struct rpcrdma_ep *ep, int timeout_ms)
 
 const char *rpcrdma_ep_wait_failure(int rc)
 {
+	if (rc == -ENODEV)
+		return "the connection manager reported its RDMA device's removal";
 	return rc == -ECONNRESET ? "the connection manager reported a disconnect"
 				 : "waiting for connection manager events failed";
 }

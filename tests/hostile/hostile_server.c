@@ -19,7 +19,8 @@
  * Two tables: the attack scenarios (malformed replies, private data),
  * and with --keys the stale-key scenarios: a key the client advertised
  * for a finished (or timed-out) call is used again, on the next call or
- * after a pause, and must be refused; a live key must not reach past
+ * after a pause (a timed-out call's once its late reply is in), and must
+ * be refused; a live key must not reach past
  * the memory it was advertised for, nor show what a new buffer's memory
  * held before.  The keys table runs in three
  * modes: client and server set R (RFC 8797: Send With Invalidate), the
@@ -143,6 +144,7 @@ struct conn {
 	bool plain;             /* the next Send is plain whatever swi says */
 	uint32_t attacks;
 	struct key stale;
+	struct call late; /* a call left unanswered, to be answered late (k_late) */
 };
 
 /* Totals over the run. */
@@ -795,6 +797,27 @@ static void k_silent(struct conn *cn, struct call *c, uint32_t arg)
 }
 
 /*
+ * The first call is served (its reply grants the credits that keep the
+ * connection alive through a timeout), the second left unanswered until
+ * the client gave it up, and on the third the second's reply comes late:
+ * once the client has had time to take it, the second's key must be
+ * refused on the connection it was given on.
+ */
+static void k_late(struct conn *cn, struct call *c, uint32_t n)
+{
+	if (n == 0) {
+		serve_and_send(cn, c);
+	} else if (n == 1) {
+		cn->late = *c;
+	} else {
+		cn->stale = key_of(&cn->late, KEY_WRITE_CHUNK);
+		serve_and_send(cn, &cn->late);
+		nanosleep(&(struct timespec){ 0, STALE_PAUSE_MS * 1000000L }, NULL);
+		stale_use(cn);
+	}
+}
+
+/*
  * Before serving the connection's first call with chunks, RDMA Read its
  * write chunk: the client's buffer is new, and what its memory held
  * before must not show (the victim runs under ASan, whose allocator
@@ -955,6 +978,9 @@ static const struct scenario keys[] = {
 	     "longres/2000=ok longres/2000=CANTRECV longres/2000=ok"),
 	KEYS("timed-out call's key used on the next call", P_READ, k_silent, 0,
 	     "read/4096=TIMEDOUT read/4096=CANTRECV read/4096=ok"),
+	{ .name = "timed-out call's key used after its late reply", .target = P_READ,
+	  .attack = k_late, .repeat = 3,
+	  .steps = "read/4096=ok read/4096=TIMEDOUT read/4096=CANTRECV read/4096=ok" },
 	KEYS("a new buffer's write chunk holds zeros", P_READ, k_fresh, 0,
 	     "read/4096=ok|CANTRECV read/4096=ok"),
 	KEYS("live key, 8 bytes before its chunk", P_READ, k_bounds, BEFORE_CHUNK,

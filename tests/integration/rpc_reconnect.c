@@ -18,7 +18,11 @@
  *      RPC_CANTSEND, which says it was not;
  *   6. without reconnect_resend, a server restarted while the CLIENT was
  *      idle: the next call goes on a new connection and succeeds (the
- *      disconnect waited unread on the idle connection).
+ *      disconnect waited unread on the idle connection);
+ *   7. a forked child's clnt_destroy of the CLIENT leaves the parent's
+ *      connection alone: the parent's next call succeeds on it
+ *      (connects = 1; the child's rdma_cm and verbs files are the
+ *      parent's, so destroying the connection there would end it).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -315,6 +319,35 @@ static void check_idle_restart(const char *addr)
 	server_stop(&s);
 }
 
+static void check_forked_destroy(const char *addr)
+{
+	struct server s = { 0 };
+	int status = -1;
+	CLIENT *cl;
+	pid_t pid;
+
+	if (!(cl = server_and_client(addr, false, &s)))
+		return;
+	expect(cl, "forked destroy: echo before it", echo(cl, "hello", 10), RPC_SUCCESS);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		clnt_destroy(cl);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		check_fail("forked destroy: the child did not end well (status %#x)", status);
+	sleep(1); /* a disconnect the child made reaches the connection */
+	expect(cl, "forked destroy: the parent's echo after the child's clnt_destroy",
+	       echo(cl, "again", 10), RPC_SUCCESS);
+	if (connects(cl) != 1)
+		check_fail("forked destroy: connects = %u, expected 1 (the child's clnt_destroy ended "
+			   "the parent's connection)", connects(cl));
+	clnt_destroy(cl);
+	server_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
 	self = argv[0];
@@ -334,6 +367,7 @@ int main(int argc, char **argv)
 		check_resend(argv[i]);
 		check_resend_unserved(argv[i]);
 		check_idle_restart(argv[i]);
+		check_forked_destroy(argv[i]);
 	}
 	printf("rpc_reconnect: %s\n", failures ? "FAILED" : "all passed");
 	return failures ? 1 : 0;

@@ -85,7 +85,7 @@ Test(verbs, cm_event_failed_connect_is_refused_whatever_the_status)
 Test(verbs, cm_event_ends_or_lets_the_connection_proceed)
 {
 	cr_assert_eq(cm_event(RDMA_CM_EVENT_DISCONNECTED, 0), -ECONNRESET);
-	cr_assert_eq(cm_event(RDMA_CM_EVENT_DEVICE_REMOVAL, 0), -ECONNRESET);
+	cr_assert_eq(cm_event(RDMA_CM_EVENT_DEVICE_REMOVAL, 0), -ENODEV);
 	cr_assert_eq(cm_event(RDMA_CM_EVENT_ADDR_CHANGE, 0), -ECONNRESET);
 	cr_assert_eq(cm_event(RDMA_CM_EVENT_ADDR_RESOLVED, 0), 0);
 	cr_assert_eq(cm_event(RDMA_CM_EVENT_ROUTE_RESOLVED, 0), 0);
