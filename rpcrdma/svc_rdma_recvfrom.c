@@ -19,11 +19,17 @@
 
 /* ---- completions ------------------------------------------------------------------ */
 
-/* On iWARP the sink's remote write access (its registration) ends with its last Read. */
-static void svc_rdma_sink_close(struct svc_rdma_call *cl)
+/*
+ * On iWARP the sink's remote write access (its registration) ends with
+ * its last Read.  False when deregistering failed: the registration
+ * stays, and the release tries again.
+ */
+static bool svc_rdma_sink_close(struct svc_rdma_call *cl)
 {
-	rpcrdma_mr_dereg(cl->rd_mr);
+	if (cl->rd_mr && ibv_dereg_mr(cl->rd_mr))
+		return false;
 	cl->rd_mr = NULL;
+	return true;
 }
 
 /* A Read posted for the call in slot @slot completed (or was flushed). */
@@ -162,10 +168,12 @@ static bool svc_rdma_inv_rkey(const struct svc_rdma_conn *c, const struct rpcrdm
 /* Give back @cl's Read sink; no Read may still be writing it. */
 void svc_rdma_call_release(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 {
-	rpcrdma_mr_dereg(cl->rd_mr);
-	if (cl->rd_pooled)
+	/* memory that may still be remotely writable is never reused: left allocated */
+	bool gone = svc_rdma_sink_close(cl);
+
+	if (gone && cl->rd_pooled)
 		rpcrdma_replybufs_put(&c->sinks, cl->rd_pooled);
-	else
+	else if (gone)
 		free(cl->rd_buf);
 	c->rd_bytes -= cl->rd_len;
 	cl->rd_len = 0;
