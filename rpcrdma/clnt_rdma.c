@@ -70,6 +70,20 @@ static enum clnt_stat clnt_rdma_end_access(struct rpcrdma_clnt *ct, struct clnt_
 	return clnt_call_fail(c, RPC_CANTRECV, err);
 }
 
+/*
+ * A reply taken without the lock whose buffer could not be revoked (a
+ * per-call region that would not deregister): not decoded from memory
+ * the server may still write, and the connection is ended.
+ */
+static enum clnt_stat clnt_rdma_revoke_failed_unlocked(struct rpcrdma_clnt *ct,
+						       struct clnt_rdma_call *c)
+{
+	pthread_mutex_lock(&ct->lock);
+	clnt_conn_kill(ct, c->conn, EIO, "revoking a call's memory failed");
+	clnt_rdma_unlock(ct);
+	return clnt_call_fail(c, RPC_CANTRECV, EIO);
+}
+
 static enum clnt_stat clnt_rdma_waited(struct clnt_rdma_call *c, int rc)
 {
 	if (rc == CLNT_CONN_DEADLINE)
@@ -152,9 +166,11 @@ static enum clnt_stat clnt_rdma_exchange(struct rpcrdma_clnt *ct, AUTH *auth,
 	if (rc == CLNT_CONN_DEADLINE && c->rb && !cn->dead)
 		clnt_conn_keep_exposed(cn, c);
 	if (rc == CLNT_CONN_REPLIED_UNLOCKED) {
-		if (c->rb) /* synchronous (clnt_call_wake): posts nothing, needs no lock */
-			(void)rpcrdma_reg_revoke(cn->reg, c->rb, c->invalidated_rkey, c->slot);
-		st = clnt_rdma_decode(auth, c, xres, res);
+		/* synchronous (clnt_call_wake): posts nothing, needs no lock */
+		if (c->rb && rpcrdma_reg_revoke(cn->reg, c->rb, c->invalidated_rkey, c->slot) < 0)
+			st = clnt_rdma_revoke_failed_unlocked(ct, c);
+		else
+			st = clnt_rdma_decode(auth, c, xres, res);
 		rpcrdma_reg_put(cn->reg, c->rb);
 		c->rb = NULL;
 		clnt_conn_detach_unlocked(ct, c);

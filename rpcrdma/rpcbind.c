@@ -151,24 +151,24 @@ static int rpcbind_at(const struct addrinfo *ai, int64_t deadline, int *err)
 /*
  * rpcbind on @host, over TCP to @service of each of its addresses, those
  * of @family first, until one connects or @deadline passes: the socket,
- * its peer in *@server.  No netconfig entry is needed.  On failure -1,
+ * its peer in *@server, and @host's addresses in *@addrs (NULL if none;
+ * the caller frees them).  No netconfig entry is needed.  On failure -1,
  * with rpc_createerr set, every field: RPC_UNKNOWNHOST for a name that
  * does not resolve (EHOSTUNREACH) or not by @deadline (ETIMEDOUT), else
  * RPC_SYSTEMERROR with the first address's connect error (ETIMEDOUT at
  * the deadline).
  */
 static int remote_rpcbind(const char *host, const char *service, int family, int64_t deadline,
-			  struct sockaddr_storage *server)
+			  struct sockaddr_storage *server, struct addrinfo **addrs)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *list = NULL;
 	int fd = -1, first_err = 0;
 	int rc = rpcrdma_resolve(host, service, &hints, deadline, &list);
 
+	*addrs = list;
 	if (rc || !list) {
 		rpcrdma_createerr_set(RPC_UNKNOWNHOST, rc == -ETIMEDOUT ? ETIMEDOUT : EHOSTUNREACH);
-		if (list)
-			freeaddrinfo(list);
 		return -1;
 	}
 	for (int pass = 0; pass < 2 && fd < 0; pass++) {
@@ -186,7 +186,6 @@ static int remote_rpcbind(const char *host, const char *service, int family, int
 				break;
 		}
 	}
-	freeaddrinfo(list);
 	if (fd < 0)
 		rpcrdma_createerr_set(RPC_SYSTEMERROR, first_err ? first_err : EAFNOSUPPORT);
 	return fd;
@@ -220,25 +219,18 @@ int rpcrdma_rpcb_merge(struct sockaddr_storage *addr, const struct sockaddr *hos
 
 /*
  * Merge a wildcard @out with the address rpcbind answered on (@server),
- * else with @host's, resolved by @deadline (re_errno ETIMEDOUT if not).
+ * else with the first of the host's addresses (@addrs) of its family.
  */
-static int merge_wildcard(const struct sockaddr_storage *server, const char *host,
-			  int64_t deadline, struct sockaddr_storage *out)
+static int merge_wildcard(const struct sockaddr_storage *server, const struct addrinfo *addrs,
+			  struct sockaddr_storage *out)
 {
-	struct addrinfo hints = { .ai_family = out->ss_family, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *ai = NULL;
-	int rc;
-
 	if (rpcrdma_rpcb_merge(out, (const struct sockaddr *)server) == 0)
 		return 0;
-	rc = rpcrdma_resolve(host, NULL, &hints, deadline, &ai);
-	if (!rc && rpcrdma_rpcb_merge(out, ai->ai_addr))
-		rc = -EADDRNOTAVAIL;
-	if (ai)
-		freeaddrinfo(ai);
-	if (rc)
-		rpcrdma_createerr_set(RPC_UNKNOWNHOST, rc == -ETIMEDOUT ? ETIMEDOUT : EADDRNOTAVAIL);
-	return rc ? -EADDRNOTAVAIL : 0;
+	for (const struct addrinfo *ai = addrs; ai; ai = ai->ai_next)
+		if (ai->ai_family == out->ss_family && rpcrdma_rpcb_merge(out, ai->ai_addr) == 0)
+			return 0;
+	rpcrdma_createerr_set(RPC_UNKNOWNHOST, EADDRNOTAVAIL);
+	return -EADDRNOTAVAIL;
 }
 
 static const rpcb *find_entry(const rpcblist_ptr list, rpcprog_t prog, rpcvers_t vers,
@@ -257,6 +249,7 @@ int rpcrdma_rpcb_lookup_service(const char *host, const char *service, rpcprog_t
 {
 	int64_t deadline = rpcrdma_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	struct sockaddr_storage server = { 0 };
+	struct addrinfo *addrs = NULL;
 	rpcblist_ptr list = NULL;
 	struct rpc_err err;
 	const rpcb *entry;
@@ -264,9 +257,12 @@ int rpcrdma_rpcb_lookup_service(const char *host, const char *service, rpcprog_t
 
 	if (!host || !service || timeout_ms <= 0 || !rpcrdma_netid_family(netid, &family))
 		return -EINVAL;
-	fd = remote_rpcbind(host, service, family, deadline, &server);
-	if (fd < 0)
+	fd = remote_rpcbind(host, service, family, deadline, &server, &addrs);
+	if (fd < 0) {
+		if (addrs)
+			freeaddrinfo(addrs);
 		return -EHOSTUNREACH;
+	}
 	/* one lookup per connection: any xid tells its reply apart */
 	if (rpcrdma_rpcb_dump(fd, (uint32_t)deadline ^ (uint32_t)getpid(), deadline, &list, &err)) {
 		rpc_createerr.cf_stat = RPC_PMAPFAILURE;
@@ -278,9 +274,10 @@ int rpcrdma_rpcb_lookup_service(const char *host, const char *service, rpcprog_t
 			rpcrdma_createerr_set(RPC_PROGNOTREGISTERED, ENOENT);
 		ret = !entry ? -ENOENT : rpcrdma_uaddr_parse(entry->r_addr, family, out);
 		if (!ret)
-			ret = merge_wildcard(&server, host, deadline, out);
+			ret = merge_wildcard(&server, addrs, out);
 	}
 	xdr_free((xdrproc_t)xdr_rpcblist_ptr, (char *)&list);
+	freeaddrinfo(addrs);
 	close(fd);
 	return ret;
 }

@@ -430,7 +430,11 @@ bool svc_rdma_call_ready(struct svc_rdma_conn *c, struct svc_rdma_call *cl)
 	if (!cl->call) {
 		if (cl->pull_next < h->nreads || cl->reads_pending)
 			return false;
-		svc_rdma_sink_close(cl); /* done already, unless no Read was needed (zero lengths) */
+		/* done already, unless no Read was needed (zero lengths); a sink still writable is not served */
+		if (!svc_rdma_sink_close(cl)) {
+			svc_rdma_conn_kill(c, "deregistering a call's Read sink failed", EIO);
+			return false;
+		}
 		svc_rdma_rebuild(h, cl->pz_segs, h->type == RDMA_NOMSG ? NULL : cl->inl, cl->msg_len,
 				 cl->rd_buf);
 		cl->call = cl->rd_buf;

@@ -811,6 +811,7 @@ static void k_late(struct conn *cn, struct call *c, uint32_t n)
 		cn->late = *c;
 	} else {
 		cn->stale = key_of(&cn->late, KEY_WRITE_CHUNK);
+		cn->plain = true; /* not With Invalidate: the client itself must end the key */
 		serve_and_send(cn, &cn->late);
 		nanosleep(&(struct timespec){ 0, STALE_PAUSE_MS * 1000000L }, NULL);
 		stale_use(cn);

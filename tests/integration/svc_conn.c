@@ -333,7 +333,8 @@ static void expect_stat(CLIENT *cl, enum clnt_stat got, enum clnt_stat want, con
 
 static void check_ccp_errors(CLIENT *cl)
 {
-	struct rpcrdma_config_req req = { 1024, 1024, 1 }, tiny = { 512, 4096, 1 };
+	/* a maxreply_sendsize below 1024 is refused (a maxcall_sendsize's limits only the client) */
+	struct rpcrdma_config_req req = { 1024, 1024, 1 }, tiny = { 4096, 512, 1 };
 	struct rpcrdma_config_reply rep;
 	rpcvers_t v = 2;
 
@@ -341,7 +342,7 @@ static void check_ccp_errors(CLIENT *cl)
 		    RPC_CANTDECODEARGS, "CONF_RDMA with two words");
 	expect_stat(cl, ccp_call(cl, RPCRDMA_CCP_PROC_CONF_RDMA, (xdrproc_t)xdr_rpcrdma_config_req,
 				 &tiny, &rep),
-		    RPC_CANTDECODEARGS, "CONF_RDMA with maxcall_sendsize 512");
+		    RPC_CANTDECODEARGS, "CONF_RDMA with maxreply_sendsize 512");
 	expect_stat(cl, void_call(cl, 2),
 		    RPC_PROCUNAVAIL, "CCP procedure 2");
 	clnt_control(cl, CLSET_VERS, (char *)&v);

@@ -1,9 +1,14 @@
-/* rpcbind lookups: a wildcard registration merged with the host's address, and the lookup's deadline. */
+/*
+ * rpcbind lookups: a wildcard registration merged with the host's address,
+ * the lookup's deadline, and lookups answered by a fake rpcbind.
+ */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -176,4 +181,76 @@ Test(rpcbind, a_lookup_refuses_a_timeout_a_netid_or_a_service_it_cannot_use)
 	cr_assert_eq(rpcrdma_rpcb_lookup_timed(NULL, 1, 1, "rdma", 1000, &ss), -EINVAL);
 	cr_assert_eq(rpcrdma_rpcb_lookup_service("127.0.0.1", NULL, 1, 1, "rdma", 1000, &ss),
 		     -EINVAL);
+}
+
+/* ---- a fake rpcbind that answers the DUMP call with wildcard registrations ---------------- */
+
+static char rdma[] = "rdma", rdma6[] = "rdma6", owner[] = "0";
+static char any4[] = "0.0.0.0.8.1", any6[] = "::.8.1";
+static rp__list wild6 = { .rpcb_map = { 100003, 3, rdma6, any6, owner } };
+static rp__list wild4 = { .rpcb_map = { 100003, 3, rdma, any4, owner }, .rpcb_next = &wild6 };
+
+/* Accept one connection on @fd, read the call's first fragment, answer it with wild4's list. */
+static void *answer_dump(void *arg)
+{
+	int lfd = *(int *)arg, fd = accept(lfd, NULL, NULL);
+	struct rpc_msg m = { .rm_direction = REPLY };
+	rpcblist_ptr list = &wild4;
+	char call[512], reply[512];
+	uint32_t mark, xid;
+	ssize_t n;
+	XDR x;
+
+	cr_assert_geq(fd, 0);
+	n = read(fd, call, sizeof(call)); /* the whole call in one segment: it is small */
+	cr_assert_geq(n, 8);
+	memcpy(&xid, call + 4, 4);
+	m.rm_xid = ntohl(xid);
+	m.rm_reply.rp_stat = MSG_ACCEPTED;
+	m.acpted_rply.ar_verf = _null_auth;
+	m.acpted_rply.ar_stat = SUCCESS;
+	m.acpted_rply.ar_results.where = (caddr_t)&list;
+	m.acpted_rply.ar_results.proc = (xdrproc_t)xdr_rpcblist_ptr;
+	xdrmem_create(&x, reply + 4, sizeof(reply) - 4, XDR_ENCODE);
+	cr_assert(xdr_replymsg(&x, &m));
+	mark = htonl(0x80000000u | XDR_GETPOS(&x));
+	memcpy(reply, &mark, 4);
+	cr_assert_eq(write(fd, reply, 4 + XDR_GETPOS(&x)), (ssize_t)(4 + XDR_GETPOS(&x)));
+	close(fd);
+	return NULL;
+}
+
+static int lookup_wildcard(const char *netid, struct sockaddr_storage *ss)
+{
+	char service[8];
+	int fd = fake_rpcbind(8, service, sizeof(service)), rc;
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, answer_dump, &fd), 0);
+	rpc_createerr.cf_stat = RPC_SUCCESS;
+	rc = rpcrdma_rpcb_lookup_service("127.0.0.1", service, 100003, 3, netid, 5000, ss);
+	pthread_join(t, NULL);
+	close(fd);
+	return rc;
+}
+
+Test(rpcbind, a_wildcard_registration_takes_the_address_rpcbind_answered_on)
+{
+	struct sockaddr_storage ss;
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)&ss;
+
+	cr_assert_eq(lookup_wildcard("rdma", &ss), 0);
+	cr_assert_eq(ss.ss_family, AF_INET);
+	cr_assert_eq(sin->sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	cr_assert_eq(ntohs(sin->sin_port), 2049);
+}
+
+/* The host (127.0.0.1) has no IPv6 address: an rdma6 wildcard cannot be completed. */
+Test(rpcbind, a_wildcard_of_a_family_the_host_lacks_is_unknown_host)
+{
+	struct sockaddr_storage ss;
+
+	cr_assert_eq(lookup_wildcard("rdma6", &ss), -EADDRNOTAVAIL);
+	cr_assert_eq(rpc_createerr.cf_stat, RPC_UNKNOWNHOST);
+	cr_assert_eq(rpc_createerr.cf_error.re_errno, EADDRNOTAVAIL);
 }
