@@ -273,34 +273,18 @@ static int silent_dns(void)
 	return fd;
 }
 
-/* connect_timeout_ms bounds resolving the name too. */
-static void check_stalled_dns(const char *name, const char *netid)
+/*
+ * clnt_rdma_create(@host, @netid) with connect_timeout_ms 1500 must fail
+ * within 3 s with @stat, and @want in the field @in_status says
+ * (re_status, or re_errno).
+ */
+static void check_bounded(const char *what, const char *host, const char *netid,
+			  enum clnt_stat stat, bool in_status, int want)
 {
 	struct rpcrdma_options o;
 	double t0, took;
 	CLIENT *cl;
-
-	rpcrdma_options_init(&o);
-	o.connect_timeout_ms = 1500;
-	rpc_createerr.cf_stat = RPC_SUCCESS;
-	t0 = now_s();
-	cl = clnt_rdma_create(name, RDMATEST_PROG, RDMATEST_V1, netid, &o);
-	took = now_s() - t0;
-	check(!cl && rpc_createerr.cf_stat == RPC_UNKNOWNHOST &&
-		      rpc_createerr.cf_error.re_errno == ETIMEDOUT && took < 3.0,
-	      "DNS never answers for %s: clnt_rdma_create(netid %s, connect_timeout_ms 1500) "
-	      "fails with RPC_UNKNOWNHOST and ETIMEDOUT within 3 s (%.2f s: %s)",
-	      name, netid ? netid : "NULL", took, cl ? "it connected" : clnt_spcreateerror(PROG));
-	if (cl)
-		clnt_destroy(cl);
-}
-
-/* connect_timeout_ms bounds the lookup: connect and RPCBPROC_DUMP together, both netids for NULL. */
-static void check_hung(const char *host, const char *netid)
-{
-	struct rpcrdma_options o;
-	double t0, took;
-	CLIENT *cl;
+	int got;
 
 	rpcrdma_options_init(&o);
 	o.connect_timeout_ms = 1500;
@@ -308,13 +292,26 @@ static void check_hung(const char *host, const char *netid)
 	t0 = now_s();
 	cl = clnt_rdma_create(host, RDMATEST_PROG, RDMATEST_V1, netid, &o);
 	took = now_s() - t0;
-	check(!cl && rpc_createerr.cf_stat == RPC_PMAPFAILURE &&
-		      rpc_createerr.cf_error.re_status == RPC_TIMEDOUT && took < 3.0,
-	      "rpcbind on %s never answers: clnt_rdma_create(netid %s, connect_timeout_ms 1500) "
-	      "fails with RPC_PMAPFAILURE and RPC_TIMEDOUT within 3 s (%.2f s: %s)",
-	      host, netid ? netid : "NULL", took, cl ? "it connected" : clnt_spcreateerror(PROG));
+	got = in_status ? (int)rpc_createerr.cf_error.re_status : rpc_createerr.cf_error.re_errno;
+	check(!cl && rpc_createerr.cf_stat == stat && got == want && took < 3.0,
+	      "%s %s: clnt_rdma_create(netid %s, connect_timeout_ms 1500) fails with %s and %s "
+	      "within 3 s (%.2f s: %s)", what, host, netid ? netid : "NULL", clnt_sperrno(stat),
+	      in_status ? clnt_sperrno((enum clnt_stat)want) : strerror(want), took,
+	      cl ? "it connected" : clnt_spcreateerror(PROG));
 	if (cl)
 		clnt_destroy(cl);
+}
+
+/* connect_timeout_ms bounds resolving the name too. */
+static void check_stalled_dns(const char *name, const char *netid)
+{
+	check_bounded("DNS never answers for", name, netid, RPC_UNKNOWNHOST, false, ETIMEDOUT);
+}
+
+/* connect_timeout_ms bounds the lookup: connect and RPCBPROC_DUMP together, both netids for NULL. */
+static void check_hung(const char *host, const char *netid)
+{
+	check_bounded("rpcbind never answers on", host, netid, RPC_PMAPFAILURE, true, RPC_TIMEDOUT);
 }
 
 /* Each svc_rdma_reg() of a pair replaces its binding; the listener's 8 do not run out. */
