@@ -656,6 +656,20 @@ static void a_rdma_error(struct conn *cn, struct call *c, uint32_t which)
 	send_bytes(cn, c, atk_buf, (uint32_t)x.len);
 }
 
+/* ERR_VERS 2..3 in a header of rdma_vers 2: a server answering in its own version. */
+static void a_err_vers_own_version(struct conn *cn, struct call *c, uint32_t arg)
+{
+	struct raw_xdr x;
+
+	(void)arg;
+	raw_xdr_init(&x, atk_buf, sizeof(atk_buf));
+	raw_xdr_rdma_hdr(&x, c->xid, 2, GRANT, 4);
+	raw_xdr_u32(&x, 1);
+	raw_xdr_u32(&x, 2);
+	raw_xdr_u32(&x, 3);
+	send_bytes(cn, c, atk_buf, (uint32_t)x.len);
+}
+
 static void a_credits(struct conn *cn, struct call *c, uint32_t grant)
 {
 	serve(cn, c, &atk_rep);
@@ -945,6 +959,8 @@ static const struct scenario attacks[] = {
 	  .steps = "echo/64=ok null=CANTRECV echo/200=ok read/4096=ok "
 		   "longres/2000=ok+write/4096=ok+echo/3000=ok" },
 	ATTACK("RDMA_ERROR ERR_VERS", P_NULL, "null", "VERSMISMATCH", a_rdma_error, 0, 2),
+	ATTACK("RDMA_ERROR ERR_VERS in rdma_vers 2", P_NULL, "null", "VERSMISMATCH",
+	       a_err_vers_own_version, 0, 1),
 	ATTACK("MSG_DENIED: RPC_MISMATCH, AUTH_ERROR", P_NULL, "null", "VERSMISMATCH|AUTHERROR",
 	       a_denied, 0, 2),
 	{ .name = "AUTH_SHORT verifier (shorthand declined: later calls keep AUTH_SYS)",
