@@ -41,11 +41,6 @@ int rpcrdma_reg_create(struct rpcrdma_ep *ep, enum rpcrdma_registration strategy
 	return 0;
 }
 
-static bool mr_gone(struct ibv_mr *mr)
-{
-	return !mr || ibv_dereg_mr(mr) == 0;
-}
-
 /*
  * Memory whose window or region could not be destroyed may still be
  * remotely accessible: it is left allocated, never to be reused.
@@ -57,8 +52,8 @@ static void regbuf_free(struct rpcrdma_regbuf *buf)
 	if (!buf)
 		return;
 	gone = !buf->mw || ibv_dealloc_mw(buf->mw) == 0; /* before the region it is bound in */
-	gone = mr_gone(buf->call_mr) && gone;
-	gone = mr_gone(buf->base_mr) && gone;
+	gone = rpcrdma_mr_dereg(buf->call_mr) && gone;
+	gone = rpcrdma_mr_dereg(buf->base_mr) && gone;
 	if (gone)
 		free(buf->addr);
 	free(buf);
@@ -230,7 +225,7 @@ int rpcrdma_reg_revoke(struct rpcrdma_reg *reg, struct rpcrdma_regbuf *buf,
 	if (!buf->exposed)
 		return 0;
 	if (reg->strategy == RPCRDMA_REG_PER_CALL_MR) {
-		if (!mr_gone(buf->call_mr))
+		if (!rpcrdma_mr_dereg(buf->call_mr))
 			return -EIO; /* still exposed: put destroys it, or leaves it allocated */
 		buf->call_mr = NULL;
 		buf->exposed = false;

@@ -20,6 +20,7 @@
 #ifndef RPCRDMA_REPLY_BUFFERS_H
 #define RPCRDMA_REPLY_BUFFERS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
@@ -34,7 +35,7 @@ struct rpcrdma_replybuf {
 /* How buffers are registered: rpcrdma_mr_reg/rpcrdma_mr_dereg (unit tests count calls). */
 struct rpcrdma_replybuf_reg {
 	struct ibv_mr *(*reg)(struct ibv_pd *pd, const void *addr, size_t len, int access);
-	void (*dereg)(struct ibv_mr *mr);
+	bool (*dereg)(struct ibv_mr *mr);
 };
 
 struct rpcrdma_replybufs {

@@ -26,7 +26,7 @@
  */
 static bool svc_rdma_sink_close(struct svc_rdma_call *cl)
 {
-	if (cl->rd_mr && ibv_dereg_mr(cl->rd_mr))
+	if (!rpcrdma_mr_dereg(cl->rd_mr))
 		return false;
 	cl->rd_mr = NULL;
 	return true;

@@ -141,10 +141,9 @@ struct ibv_mr *rpcrdma_mr_reg(struct ibv_pd *pd, const void *addr, size_t len, i
 	return mr;
 }
 
-void rpcrdma_mr_dereg(struct ibv_mr *mr)
+bool rpcrdma_mr_dereg(struct ibv_mr *mr)
 {
-	if (mr)
-		ibv_dereg_mr(mr);
+	return !mr || ibv_dereg_mr(mr) == 0;
 }
 
 uint32_t rpcrdma_segments_cut(const struct ibv_mr *mr, const uint8_t *addr, uint32_t len,

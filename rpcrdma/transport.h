@@ -103,8 +103,13 @@ void rpcrdma_stream_items(const struct rpcrdma_xdr_stream *s, struct rpcrdma_ddp
  */
 struct ibv_mr *rpcrdma_mr_reg(struct ibv_pd *pd, const void *addr, size_t len, int access);
 
-/* Deregister @mr; accepts NULL. */
-void rpcrdma_mr_dereg(struct ibv_mr *mr);
+/*
+ * rpcrdma_mr_dereg - deregister @mr; accepts NULL.  Returns true when
+ * the region is gone (or there was none), false when the provider
+ * refused: it is still registered, and its memory still reachable
+ * through any remote key it had.
+ */
+bool rpcrdma_mr_dereg(struct ibv_mr *mr);
 
 /*
  * rpcrdma_segments_cut - describe @len bytes at @addr (within @mr) as

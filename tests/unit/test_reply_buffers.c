@@ -34,10 +34,11 @@ static struct ibv_mr *count_reg(struct ibv_pd *pd, const void *addr, size_t len,
 	return mr;
 }
 
-static void count_dereg(struct ibv_mr *mr)
+static bool count_dereg(struct ibv_mr *mr)
 {
 	deregs++;
 	free(mr);
+	return true;
 }
 
 /* A reply pool as the server makes one: local read only, any one buffer kept. */
