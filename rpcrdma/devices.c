@@ -25,6 +25,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "rpcrdma/devices.h"
+#include "rpcrdma/resolve.h"
 #include "rpcrdma/verbs.h"
 
 /* The siw guard CQ: 32768 CQEs of 32 bytes plus 8: 257 pages. */
@@ -446,6 +447,7 @@ static void watch_fork_child(void)
 	__atomic_store_n(&watch_started, false, __ATOMIC_RELEASE);
 	siw_guards_set_aside();
 	rpcrdma_ep_forked();
+	rpcrdma_resolve_forked();
 	users = NULL;
 	users_telling = NULL;
 	users_told = (pthread_cond_t)PTHREAD_COND_INITIALIZER; /* a parent's waiter is not here */

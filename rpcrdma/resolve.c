@@ -3,7 +3,9 @@
  * address is resolved in the caller; a name gets a detached thread with
  * every signal blocked, and a job the caller and that thread share:
  * whichever lets go of it last frees it, so a caller that gave up at its
- * deadline leaves nothing behind once the resolver returns.
+ * deadline leaves nothing behind once the resolver returns.  Lookups so
+ * left are counted: past RPCRDMA_RESOLVE_LEFT_MAX of them, a name gets
+ * no thread until one returns (the DNS servers answer no one).
  */
 #include "rpcrdma/resolve.h"
 
@@ -20,6 +22,7 @@ struct resolve_job {
 	pthread_cond_t done_cv;
 	unsigned int refs; /* the caller's and the thread's, under lock */
 	bool done;
+	bool left; /* its caller gave up: counted in resolve_left */
 	int rc;  /* the resolver's result */
 	int err; /* its errno, for EAI_SYSTEM */
 	rpcrdma_getaddrinfo_fn *resolver;
@@ -28,6 +31,14 @@ struct resolve_job {
 	const char *service; /* NULL or in names */
 	char names[];        /* the host, then the service */
 };
+
+/* Lookups whose callers gave up on them, still running (the fork child's are the parent's). */
+static uint32_t resolve_left;
+
+void rpcrdma_resolve_forked(void)
+{
+	resolve_left = 0;
+}
 
 static int gai_errno(int rc, int err)
 {
@@ -76,6 +87,8 @@ static void *job_run(void *arg)
 	job->err = err;
 	job->result = rc ? NULL : result;
 	job->done = true;
+	if (job->left)
+		__atomic_sub_fetch(&resolve_left, 1, __ATOMIC_RELAXED);
 	pthread_cond_signal(&job->done_cv);
 	job_put(job);
 	return NULL;
@@ -138,6 +151,10 @@ static int job_wait(struct resolve_job *job, int64_t deadline, struct addrinfo *
 	       pthread_cond_clockwait(&job->done_cv, &job->lock, CLOCK_MONOTONIC, &ts) != ETIMEDOUT)
 		;
 	rc = job->done ? gai_errno(job->rc, job->err) : -ETIMEDOUT;
+	if (!job->done) {
+		job->left = true;
+		__atomic_add_fetch(&resolve_left, 1, __ATOMIC_RELAXED);
+	}
 	if (!rc) {
 		*out = job->result;
 		job->result = NULL;
@@ -165,6 +182,8 @@ int rpcrdma_resolve_by(rpcrdma_getaddrinfo_fn *resolver, const char *host, const
 		return gai_errno(rc, err);
 	}
 	*out = NULL;
+	if (__atomic_load_n(&resolve_left, __ATOMIC_RELAXED) >= RPCRDMA_RESOLVE_LEFT_MAX)
+		return -EAGAIN;
 	job = job_new(resolver, host, service, hints);
 	if (!job)
 		return -ENOMEM;

@@ -6,13 +6,17 @@
  * own, waited for until the deadline and then left to finish and free
  * itself.  Not glibc's getaddrinfo_a: its worker pool does not survive
  * fork (a child's request can wait forever on a worker that exists only
- * in the parent).
+ * in the parent).  Lookups left running so are capped: a program that
+ * keeps looking up names no DNS server answers for holds at most
+ * RPCRDMA_RESOLVE_LEFT_MAX threads, each until its resolver times out.
  */
 #ifndef RPCRDMA_RESOLVE_H
 #define RPCRDMA_RESOLVE_H
 
 #include <netdb.h>
 #include <stdint.h>
+
+#define RPCRDMA_RESOLVE_LEFT_MAX 16u
 
 /* getaddrinfo(3) or a stand-in with its contract (unit tests); freeaddrinfo frees its lists. */
 typedef int rpcrdma_getaddrinfo_fn(const char *host, const char *service,
@@ -25,7 +29,9 @@ typedef int rpcrdma_getaddrinfo_fn(const char *host, const char *service,
  *   -EADDRNOTAVAIL  @host or @service does not resolve (EAI_NONAME,
  *                   EAI_NODATA, EAI_FAIL, ...)
  *   -ETIMEDOUT      no answer by @deadline (the lookup finishes on its own)
- *   -EAGAIN         a temporary failure (EAI_AGAIN), or no thread to be had
+ *   -EAGAIN         a temporary failure (EAI_AGAIN), or no thread to be had:
+ *                   none could be created, or RPCRDMA_RESOLVE_LEFT_MAX
+ *                   lookups whose callers gave up are still running
  *   -ENOMEM, or the resolver's errno for EAI_SYSTEM
  */
 int rpcrdma_resolve_by(rpcrdma_getaddrinfo_fn *resolver, const char *host, const char *service,
@@ -34,5 +40,8 @@ int rpcrdma_resolve_by(rpcrdma_getaddrinfo_fn *resolver, const char *host, const
 /* rpcrdma_resolve_by with getaddrinfo(3). */
 int rpcrdma_resolve(const char *host, const char *service, const struct addrinfo *hints,
 		    int64_t deadline, struct addrinfo **out);
+
+/* In a fork child: the lookups left running are the parent's. */
+void rpcrdma_resolve_forked(void);
 
 #endif

@@ -154,7 +154,9 @@ static int rpcbind_at(const struct addrinfo *ai, int64_t deadline, int *err)
  * its peer in *@server, and @host's addresses in *@addrs (NULL if none;
  * the caller frees them).  No netconfig entry is needed.  On failure -1,
  * with rpc_createerr set, every field: RPC_UNKNOWNHOST for a name that
- * does not resolve (EHOSTUNREACH) or not by @deadline (ETIMEDOUT), else
+ * does not resolve (EHOSTUNREACH), not by @deadline (ETIMEDOUT) or not
+ * for now (EAGAIN: the resolver's temporary failure, or too many lookups
+ * left running, rpcrdma_resolve_by), else
  * RPC_SYSTEMERROR with the first address's connect error (ETIMEDOUT at
  * the deadline).
  */
@@ -168,7 +170,9 @@ static int remote_rpcbind(const char *host, const char *service, int family, int
 
 	*addrs = list;
 	if (rc || !list) {
-		rpcrdma_createerr_set(RPC_UNKNOWNHOST, rc == -ETIMEDOUT ? ETIMEDOUT : EHOSTUNREACH);
+		bool for_now = rc == -ETIMEDOUT || rc == -EAGAIN;
+
+		rpcrdma_createerr_set(RPC_UNKNOWNHOST, for_now ? -rc : EHOSTUNREACH);
 		return -1;
 	}
 	for (int pass = 0; pass < 2 && fd < 0; pass++) {

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -161,6 +162,67 @@ Test(resolve, a_resolver_that_does_not_answer_costs_the_deadline_and_its_thread_
 	for (i = 0; i < 500 && thread_state(tid) != 0; i++)
 		nanosleep(&tick, NULL);
 	cr_assert_eq(thread_state(tid), 0, "the resolver thread ended once it had its answer");
+}
+
+/* RPCRDMA_RESOLVE_LEFT_MAX lookups given up on, their resolvers held. */
+static void leave_the_most_lookups(void)
+{
+	struct addrinfo *ai = NULL;
+
+	fake.hold = true;
+	for (unsigned int i = 0; i < RPCRDMA_RESOLVE_LEFT_MAX; i++)
+		cr_assert_eq(rpcrdma_resolve_by(fake_resolver, "stalled.test", "111", &stream4,
+						rpcrdma_now_ms() + 20, &ai), -ETIMEDOUT);
+	cr_assert_eq(atomic_load(&fake.name_calls), (int)RPCRDMA_RESOLVE_LEFT_MAX);
+}
+
+Test(resolve, past_the_most_lookups_left_running_a_name_gets_no_thread_until_one_returns)
+{
+	struct addrinfo *ai = NULL;
+	int64_t t0, end;
+	int rc;
+
+	leave_the_most_lookups();
+	t0 = rpcrdma_now_ms();
+	cr_assert_eq(rpcrdma_resolve_by(fake_resolver, "another.test", "111", &stream4, t0 + 10000,
+					&ai), -EAGAIN);
+	cr_assert_lt(rpcrdma_now_ms() - t0, 1000, "refused at once, not at the deadline");
+	cr_assert_eq(atomic_load(&fake.name_calls), (int)RPCRDMA_RESOLVE_LEFT_MAX, "no resolver ran");
+	cr_assert_eq(rpcrdma_resolve_by(fake_resolver, "192.0.2.7", "111", &stream4, t0, &ai), 0,
+		     "a numeric address needs no thread");
+	freeaddrinfo(ai);
+	fake.hold = false;
+	sem_post(&fake.release);
+	end = rpcrdma_now_ms() + 5000;
+	do /* until the released resolver's thread has counted itself out */
+		rc = rpcrdma_resolve_by(fake_resolver, "another.test", "111", &stream4,
+					rpcrdma_now_ms() + 10000, &ai);
+	while (rc == -EAGAIN && rpcrdma_now_ms() < end);
+	cr_assert_eq(rc, 0, "one returned: a name gets a thread again");
+	check_ipv4(ai, "127.0.0.1", 111);
+	freeaddrinfo(ai);
+	for (unsigned int i = 1; i < RPCRDMA_RESOLVE_LEFT_MAX; i++)
+		sem_post(&fake.release);
+}
+
+Test(resolve, a_fork_child_does_not_count_its_parents_lookups_left_running)
+{
+	struct addrinfo *ai = NULL;
+	int status;
+	pid_t pid;
+
+	leave_the_most_lookups();
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		fake.hold = false;
+		_exit(rpcrdma_resolve_by(fake_resolver, "child.test", "111", &stream4,
+					 rpcrdma_now_ms() + 10000, &ai) == 0 ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's lookup got a thread");
+	for (unsigned int i = 0; i < RPCRDMA_RESOLVE_LEFT_MAX; i++)
+		sem_post(&fake.release);
 }
 
 static int name_error(int rc, int err)
