@@ -2,7 +2,8 @@
  * nfs_session: mounting an export and the NFS clients of a session.
  * MOUNT uses libtirpc over TCP through rpcbind, as mount.nfs does; NFS
  * goes to a fixed port (20049 for RDMA, 2049 for TCP, or the URL's).
- * The host is resolved once, so MOUNT and NFS reach the same address.
+ * The host is resolved once, so MOUNT and NFS reach the same address,
+ * within the time of a call (the library's bounded resolver).
  */
 #include "nfs_session.h"
 
@@ -17,7 +18,9 @@
 #include "mount3.h"
 #include "nfs3_ulb.h"
 #include "nfs_proc.h"
+#include "rpcrdma/resolve.h"
 #include "rpcrdma/rpcrdma.h"
+#include "rpcrdma/verbs.h"
 
 static AUTH *session_auth(const struct nfs_session *s)
 {
@@ -59,16 +62,32 @@ static void create_error(char *why, size_t len, const char *what)
 		snprintf(why, len, "%s: %s", what, clnt_sperrno(rpc_createerr.cf_stat));
 }
 
+/* getaddrinfo's own words for the library's resolver errors. */
+static const char *resolve_error(int rc)
+{
+	switch (rc) {
+	case -EADDRNOTAVAIL:
+		return gai_strerror(EAI_NONAME);
+	case -ETIMEDOUT: /* what getaddrinfo says once its DNS servers time out */
+	case -EAGAIN:
+		return gai_strerror(EAI_AGAIN);
+	default:
+		return strerror(-rc);
+	}
+}
+
+/* A host name's lookup has the time of a call (--timeout): getaddrinfo alone has no limit. */
 static struct nfs_status resolve(struct nfs_session *s, char *why, size_t why_len)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG }, *ai;
+	int64_t deadline = rpcrdma_now_ms() + (int64_t)s->cfg.timeout_s * 1000;
 	int rc;
 
 	if (strchr(s->cfg.url.host, ':'))
 		hints.ai_flags = AI_NUMERICHOST;
-	rc = getaddrinfo(s->cfg.url.host, NULL, &hints, &ai);
+	rc = rpcrdma_resolve(s->cfg.url.host, NULL, &hints, deadline, &ai);
 	if (rc) {
-		snprintf(why, why_len, "%s", gai_strerror(rc));
+		snprintf(why, why_len, "%s", resolve_error(rc));
 		return (struct nfs_status){ NFS_STATUS_CONNECT, 0 };
 	}
 	memcpy(&s->addr, ai->ai_addr, ai->ai_addrlen);
