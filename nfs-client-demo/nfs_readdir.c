@@ -6,7 +6,9 @@
  * the replies are decoded by nfs_dirlist.c, at most the entries @count
  * bytes can hold.  A server whose cookies come back to one it gave
  * before would have us walk in a circle: every cookie we resume from is
- * remembered (a hash set), and a repeat is NFS3ERR_BAD_COOKIE.
+ * remembered (a hash set), and a repeat is NFS3ERR_BAD_COOKIE.  One
+ * whose cookies never repeat and never reach eof is stopped after
+ * NFS_READDIR_ENTRIES_MAX entries (EFBIG): ls keeps them all.
  */
 #include "nfs_proc.h"
 
@@ -182,6 +184,10 @@ struct nfs_status nfs3_readdir(struct nfs_session *s, const struct nfs_fh *dir, 
 		/* A page with nothing in it and no eof would be asked for again and again. */
 		if (c.entries == before && !c.eof) {
 			st = nfs_err(NFS3ERR_TOOSMALL);
+			break;
+		}
+		if (c.entries >= NFS_READDIR_ENTRIES_MAX && !c.eof && !c.stop) {
+			st = nfs_local_err(EFBIG);
 			break;
 		}
 	}

@@ -6,6 +6,7 @@
  * READ and READDIR.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -269,6 +270,71 @@ Test(nfs_proc, readdir_a_repeat_after_many_pages_is_refused)
 	cr_assert_eq(st.code, NFS3ERR_BAD_COOKIE);
 	cr_assert_eq(calls, PAGES + 1);
 	cr_assert_eq(entries, 2 * PAGES + 2);
+}
+
+/* Pages of @endless_per_page entries with new cookies, never eof (0: an empty page). */
+static uint32_t endless_per_page;
+
+static bool answer_endless(struct script *sc, rpcproc_t proc, const void *args, XDR *x)
+{
+	static entry3 e[2048];
+	static char names[2048][12];
+	struct nfs_readdir_reply r;
+	uint32_t page = sc->pages++;
+
+	(void)args;
+	if (proc != NFSPROC3_READDIR || endless_per_page > 2048)
+		return false;
+	memset(&r, 0, sizeof(r));
+	for (uint32_t i = 0; i < endless_per_page; i++) {
+		snprintf(names[i], sizeof(names[i]), "e%u", i);
+		e[i] = (entry3){ .name = names[i], .fileid = i,
+				 .cookie = (cookie3)page * endless_per_page + i + 1,
+				 .nextentry = i + 1 < endless_per_page ? &e[i + 1] : NULL };
+	}
+	r.res.READDIR3res_u.resok.reply.entries = endless_per_page ? e : NULL;
+	return xdr_nfs_readdir_reply(x, &r);
+}
+
+static struct nfs_status walk_endless(uint32_t per_page, uint64_t *entries, unsigned int *calls)
+{
+	struct rig r;
+	struct nfs_status st;
+	unsigned int n = 0;
+
+	endless_per_page = per_page;
+	rig_init(&r, answer_endless);
+	st = nfs3_readdir(&r.s, &r.dir, false, 64 * 1024, count_entry, &n);
+	*entries = n;
+	*calls = r.sc.calls;
+	rig_destroy(&r);
+	return st;
+}
+
+/* New cookies without end: stopped at NFS_READDIR_ENTRIES_MAX entries (ls would keep them all). */
+Test(nfs_proc, readdir_a_walk_without_end_stops_at_the_most_entries)
+{
+	uint64_t entries;
+	unsigned int calls;
+	struct nfs_status st = walk_endless(2048, &entries, &calls);
+
+	cr_assert_eq(st.kind, NFS_STATUS_LOCAL);
+	cr_assert_eq(st.code, EFBIG);
+	cr_assert_eq(entries, NFS_READDIR_ENTRIES_MAX);
+	cr_assert_eq(calls, NFS_READDIR_ENTRIES_MAX / 2048);
+}
+
+/* A page with no entry and no eof would be asked for again and again. */
+Test(nfs_proc, readdir_an_empty_page_without_eof_is_too_small)
+{
+	uint64_t entries;
+	unsigned int calls;
+	struct nfs_status st = walk_endless(0, &entries, &calls);
+
+	cr_assert_eq(st.kind, NFS_STATUS_NFS);
+	cr_assert_eq(st.code, NFS3ERR_TOOSMALL);
+	cr_assert_eq(entries, 0);
+	cr_assert_eq(calls, 1);
 }
 
 /* An entry that does not decode (a name longer than NFS3_MAXNAMLEN) frees the ones before it. */
