@@ -1,7 +1,8 @@
 /*
  * cli: what nfs-client-demo's commands share: coreutils-style messages
- * and exit statuses, output that breaks (SIGPIPE), the mode string of
- * ls and stat, looking up a regular file.
+ * and exit statuses, output that breaks (SIGPIPE), names from the server
+ * shown on a terminal, the mode string of ls and stat, looking up a
+ * regular file.
  */
 #include "cli.h"
 
@@ -43,6 +44,23 @@ void cli_output_failed(int err)
 		return;
 	raise(SIGPIPE); /* pending while blocked, delivered when unblocked */
 	cli_sigpipe_mask(SIG_UNBLOCK);
+}
+
+static bool shown_as_is(unsigned char ch)
+{
+	return ch >= 0x20 && ch < 0x7f;
+}
+
+const char *cli_shown_name(const char *name, bool tty, char *buf, size_t cap)
+{
+	size_t i = 0;
+
+	if (!tty)
+		return name;
+	for (; name[i] && i + 1 < cap; i++)
+		buf[i] = shown_as_is((unsigned char)name[i]) ? name[i] : '?';
+	buf[i] = '\0';
+	return buf;
 }
 
 int cli_fail(const struct cli *c, const char *path, struct nfs_status st)

@@ -62,6 +62,16 @@ void cli_vmsg(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)))
 /* mode_string - "drwxr-xr-x" for an NFSv3 type and mode (11 bytes with the NUL). */
 void cli_mode_string(ftype3 type, uint32_t mode, char out[11]);
 
+/*
+ * cli_shown_name - @name (a name or link text from the server) as shown
+ * on a stream that is a terminal (@tty) or not.  On a terminal a byte
+ * outside printable ASCII is shown as '?', as ls -q shows it in the C
+ * locale: C0 and C1 control characters (raw, or UTF-8 encoded as C2
+ * 80..9F) could move the cursor or rewrite the screen; @buf (@cap bytes)
+ * holds that copy.  Elsewhere @name itself.
+ */
+const char *cli_shown_name(const char *name, bool tty, char *buf, size_t cap);
+
 /* cli_regular_file - look up a regular file: NFS3ERR_ISDIR for a directory, NFS3ERR_INVAL for others. */
 struct nfs_status cli_regular_file(struct nfs_session *s, const char *path, struct nfs_node *n);
 

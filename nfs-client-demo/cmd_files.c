@@ -96,10 +96,14 @@ int cmd_mkdir(struct cli *c, const struct cli_command *cmd)
 	char name[NFS3_MAXNAMLEN + 1];
 	struct nfs_status st = nfs_lookup_parent(c->s, cmd->arg[0], &dir, name);
 
-	/* "/", "." and "..": the path exists; "" names nothing (mkdir(1) says so) */
-	if (nfs_is(st, NFS3ERR_INVAL))
-		st = nfs_err(*cmd->arg[0] ? NFS3ERR_EXIST : NFS3ERR_NOENT);
-	else if (!nfs_failed(st))
+	/* "/", "." and "..": EEXIST if the path exists (not "missing/."); "" names nothing */
+	if (nfs_is(st, NFS3ERR_INVAL)) {
+		struct nfs_node n;
+
+		st = *cmd->arg[0] ? nfs_lookup_path(c->s, cmd->arg[0], &n) : nfs_err(NFS3ERR_NOENT);
+		if (!nfs_failed(st))
+			st = nfs_err(NFS3ERR_EXIST);
+	} else if (!nfs_failed(st))
 		st = nfs3_mkdir(c->s, &dir.fh, name, 0755);
 	return nfs_failed(st) ? cli_fail(c, cmd->arg[0], st) : NFS_EXIT_OK;
 }
@@ -115,6 +119,8 @@ int cmd_rm(struct cli *c, const struct cli_command *cmd)
 	/* Servers may unlink directories for root (knfsd refuses with EISDIR or EPERM). */
 	if (!nfs_failed(st) && n.attr.type == NF3DIR)
 		st = nfs_err(NFS3ERR_ISDIR);
+	else if (!nfs_failed(st) && nfs_path_names_dir(cmd->arg[0]))
+		st = nfs_err(NFS3ERR_NOTDIR);
 	if (!nfs_failed(st))
 		st = nfs3_remove(c->s, &dir.fh, name);
 	return nfs_failed(st) ? cli_fail(c, cmd->arg[0], st) : NFS_EXIT_OK;
@@ -131,6 +137,20 @@ int cmd_rmdir(struct cli *c, const struct cli_command *cmd)
 	return nfs_failed(st) ? cli_fail(c, cmd->arg[0], st) : NFS_EXIT_OK;
 }
 
+/* A trailing "/" moves only a directory (rename(2)): NFS3ERR_NOTDIR for anything else. */
+static struct nfs_status directory_only(struct nfs_session *s, const struct nfs_node *dir,
+					const char *name)
+{
+	struct nfs_node n;
+	struct nfs_status st = nfs3_lookup(s, &dir->fh, name, &n);
+
+	if (!nfs_failed(st) && n.attr.type == 0)
+		st = nfs3_getattr(s, NULL, &n.fh, &n.attr);
+	if (!nfs_failed(st) && n.attr.type != NF3DIR)
+		st = nfs_err(NFS3ERR_NOTDIR);
+	return st;
+}
+
 int cmd_mv(struct cli *c, const struct cli_command *cmd)
 {
 	struct nfs_node from_dir, to_dir;
@@ -139,6 +159,8 @@ int cmd_mv(struct cli *c, const struct cli_command *cmd)
 
 	if (!nfs_failed(st))
 		st = nfs_lookup_parent(c->s, cmd->arg[1], &to_dir, to);
+	if (!nfs_failed(st) && (nfs_path_names_dir(cmd->arg[0]) || nfs_path_names_dir(cmd->arg[1])))
+		st = directory_only(c->s, &from_dir, from);
 	if (!nfs_failed(st))
 		st = nfs3_rename(c->s, &from_dir.fh, from, &to_dir.fh, to);
 	if (!nfs_failed(st))
@@ -158,6 +180,8 @@ int cmd_ln(struct cli *c, const struct cli_command *cmd)
 
 	if (!nfs_failed(st) && strlen(cmd->arg[0]) > NFS3_MAXPATHLEN)
 		st = nfs_err(NFS3ERR_NAMETOOLONG);
+	if (!nfs_failed(st) && nfs_path_names_dir(cmd->arg[1])) /* symlink(2): a link is no directory */
+		st = nfs_err(NFS3ERR_NOENT);
 	if (!nfs_failed(st))
 		st = nfs3_symlink(c->s, &dir.fh, name, cmd->arg[0]);
 	return nfs_failed(st) ? cli_fail(c, cmd->arg[1], st) : NFS_EXIT_OK;
@@ -166,7 +190,7 @@ int cmd_ln(struct cli *c, const struct cli_command *cmd)
 int cmd_readlink(struct cli *c, const struct cli_command *cmd)
 {
 	struct nfs_node n;
-	char text[NFS3_MAXPATHLEN + 1];
+	char text[NFS3_MAXPATHLEN + 1], shown[NFS3_MAXPATHLEN + 1];
 	struct nfs_status st = nfs_lookup_path(c->s, cmd->arg[0], &n);
 
 	if (!nfs_failed(st) && n.attr.type != NF3LNK)
@@ -175,7 +199,7 @@ int cmd_readlink(struct cli *c, const struct cli_command *cmd)
 		st = nfs3_readlink(c->s, NULL, &n.fh, text);
 	if (nfs_failed(st))
 		return cli_fail(c, cmd->arg[0], st);
-	printf("%s\n", text);
+	printf("%s\n", cli_shown_name(text, c->stdout_tty, shown, sizeof(shown)));
 	return NFS_EXIT_OK;
 }
 

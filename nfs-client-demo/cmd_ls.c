@@ -1,6 +1,7 @@
 /*
  * cmd_ls: lists a directory.  Plain ls reads names with READDIR; ls -l
- * uses READDIRPLUS for the attributes and READLINK for link targets.
+ * uses READDIRPLUS for the attributes (READDIR and a LOOKUP per entry
+ * from a server that does not support it) and READLINK for link targets.
  * Both ask for large replies (LS_REPLY_BYTES), which over RDMA come back
  * through a reply chunk; entries are sorted bytewise as ls does in the C
  * locale.
@@ -72,42 +73,18 @@ static void ls_free(struct ls_list *l)
 	free(l->v);
 }
 
-/*
- * Names come from the server.  On a terminal a byte outside printable
- * ASCII is shown as '?', as ls -q shows it in the C locale: C0 and C1
- * control characters (raw, or UTF-8 encoded as C2 80..9F) could move the
- * cursor or rewrite the screen.  Elsewhere the bytes go out as they are.
- */
-static bool shown_as_is(unsigned char ch)
-{
-	return ch >= 0x20 && ch < 0x7f;
-}
-
-/* @name as shown on a stream that is a terminal (@tty) or not; @buf holds a filtered copy. */
-static const char *shown_name(const char *name, bool tty, char *buf, size_t cap)
-{
-	size_t i = 0;
-
-	if (!tty)
-		return name;
-	for (; name[i] && i + 1 < cap; i++)
-		buf[i] = shown_as_is((unsigned char)name[i]) ? name[i] : '?';
-	buf[i] = '\0';
-	return buf;
-}
-
 /* A name or link target (at most NFS3_MAXPATHLEN bytes) on stdout. */
 static void put_name(const struct cli *c, const char *name)
 {
 	char buf[NFS3_MAXPATHLEN + 1];
 
-	fputs(shown_name(name, c->stdout_tty, buf, sizeof(buf)), stdout);
+	fputs(cli_shown_name(name, c->stdout_tty, buf, sizeof(buf)), stdout);
 }
 
 /* @name for a message on stderr, treated as put_name treats it. */
 static const char *msg_name(const struct cli *c, const char *name, char *buf, size_t cap)
 {
-	return shown_name(name, c->stderr_tty, buf, cap);
+	return cli_shown_name(name, c->stderr_tty, buf, cap);
 }
 
 /*
@@ -190,6 +167,9 @@ static int list_dir(struct cli *c, const char *path, const struct nfs_node *dir,
 	int rc = NFS_EXIT_OK, err;
 	bool broken;
 
+	/* RFC 1813 lets a server refuse READDIRPLUS: names by READDIR, each entry completed below. */
+	if (long_list && nfs_is(st, NFS3ERR_NOTSUPP) && !l.n)
+		st = nfs3_readdir(c->s, &dir->fh, false, LS_REPLY_BYTES, ls_collect, &l);
 	if (!nfs_failed(st) && l.nomem)
 		st = nfs_local_err(ENOMEM);
 	if (nfs_failed(st)) {

@@ -2,7 +2,8 @@
  * nfs_path: resolves export-relative paths with one LOOKUP per
  * component.  NFSv3 servers do not walk paths: the client does, and so
  * decides that "/a//b/./c" is a/b/c.  ".." is sent to the server, which
- * keeps it inside the export.
+ * keeps it inside the export.  A path ending in "/" or "/." names a
+ * directory, as in POSIX path resolution: "file/" is NFS3ERR_NOTDIR.
  */
 #include "nfs_proc.h"
 
@@ -35,6 +36,14 @@ static bool next_component(const char **p, char name[NFS3_MAXNAMLEN + 1], struct
 	return true;
 }
 
+bool nfs_path_names_dir(const char *path)
+{
+	size_t len = strlen(path);
+
+	return (len && path[len - 1] == '/') ||
+	       (len && path[len - 1] == '.' && (len == 1 || path[len - 2] == '/'));
+}
+
 static struct nfs_status root_node(struct nfs_session *s, struct nfs_node *out)
 {
 	out->fh = s->root;
@@ -44,9 +53,13 @@ static struct nfs_status root_node(struct nfs_session *s, struct nfs_node *out)
 struct nfs_status nfs_lookup_path(struct nfs_session *s, const char *path, struct nfs_node *out)
 {
 	char name[NFS3_MAXNAMLEN + 1];
-	struct nfs_status st = root_node(s, out);
+	bool dir_only = nfs_path_names_dir(path);
+	struct nfs_status st;
 	struct nfs_node next;
 
+	if (strlen(path) > NFS3_MAXPATHLEN)
+		return nfs_err(NFS3ERR_NAMETOOLONG);
+	st = root_node(s, out);
 	while (!nfs_failed(st) && next_component(&path, name, &st)) {
 		if (out->attr.type != NF3DIR)
 			return nfs_err(NFS3ERR_NOTDIR);
@@ -57,6 +70,8 @@ struct nfs_status nfs_lookup_path(struct nfs_session *s, const char *path, struc
 		if (!nfs_failed(st))
 			*out = next;
 	}
+	if (!nfs_failed(st) && dir_only && out->attr.type != NF3DIR)
+		st = nfs_err(NFS3ERR_NOTDIR);
 	return st;
 }
 

@@ -30,18 +30,23 @@ static AUTH *session_auth(const struct nfs_session *s)
 	if (!u->has_uid && !u->has_gid)
 		return authunix_create_default();
 	gethostname(host, sizeof(host) - 1);
-	return authunix_create(host, u->has_uid ? u->uid : getuid(), u->has_gid ? u->gid : getgid(),
+	return authunix_create(host, u->has_uid ? u->uid : geteuid(), u->has_gid ? u->gid : getegid(),
 			       0, NULL);
 }
 
-static void set_auth(struct nfs_session *s, CLIENT *cl)
+/* AUTH_SYS for @cl; false (rpc_createerr set) if none could be made: calls must not go out as AUTH_NONE. */
+static bool set_auth(struct nfs_session *s, CLIENT *cl)
 {
 	AUTH *a = session_auth(s);
 
-	if (a) {
-		auth_destroy(cl->cl_auth);
-		cl->cl_auth = a;
+	if (!a) {
+		rpc_createerr.cf_stat = RPC_SYSTEMERROR;
+		rpc_createerr.cf_error.re_errno = ENOMEM;
+		return false;
 	}
+	auth_destroy(cl->cl_auth);
+	cl->cl_auth = a;
+	return true;
 }
 
 static void destroy_client(CLIENT *cl)
@@ -112,6 +117,19 @@ static const char *tcp_netid(const struct nfs_session *s)
 	return s->addr.ss_family == AF_INET6 ? "tcp6" : "tcp";
 }
 
+/*
+ * The first flavor of a MNT reply's list when AUTH_SYS is not in it, -1
+ * when it is (or the list is empty: RFC 2623 2.7, the server says
+ * nothing).  Calls carry AUTH_SYS only.
+ */
+static int unix_flavor_missing(const mountres3_ok *ok)
+{
+	for (u_int i = 0; i < ok->auth_flavors.auth_flavors_len; i++)
+		if (ok->auth_flavors.auth_flavors_val[i] == AUTH_SYS)
+			return -1;
+	return ok->auth_flavors.auth_flavors_len ? ok->auth_flavors.auth_flavors_val[0] : -1;
+}
+
 static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t why_len)
 {
 	char host[NI_MAXHOST];
@@ -120,17 +138,19 @@ static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t w
 	mountres3 r;
 	enum clnt_stat cs;
 	nfsstat3 bad = NFS3_OK;
+	int flavor = -1;
 
-	numeric_host(s, host, sizeof(host));
-	if (nc) {
-		s->mnt = clnt_tp_create_timed(host, MOUNT_PROGRAM, MOUNT_V3, nc, &s->tv); /* rpcbind too */
-		freenetconfigent(nc);
+	if (!nc) { /* rpc_createerr says nothing of it */
+		snprintf(why, why_len, "MOUNT: no netconfig entry for %s", tcp_netid(s));
+		return (struct nfs_status){ NFS_STATUS_CONNECT, 0 };
 	}
-	if (!s->mnt) {
+	numeric_host(s, host, sizeof(host));
+	s->mnt = clnt_tp_create_timed(host, MOUNT_PROGRAM, MOUNT_V3, nc, &s->tv); /* rpcbind too */
+	freenetconfigent(nc);
+	if (!s->mnt || !set_auth(s, s->mnt)) {
 		create_error(why, why_len, "MOUNT");
 		return (struct nfs_status){ NFS_STATUS_CONNECT, 0 };
 	}
-	set_auth(s, s->mnt);
 	memset(&r, 0, sizeof(r));
 	cs = clnt_call(s->mnt, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath, (char *)&path,
 		       (xdrproc_t)xdr_mountres3, (char *)&r, s->tv);
@@ -143,12 +163,20 @@ static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t w
 		nfs_fh3 x = { { r.mountres3_u.mountinfo.fhandle.fhandle3_len,
 				r.mountres3_u.mountinfo.fhandle.fhandle3_val } };
 
+		s->mounted = true; /* whatever follows, the server lists the mount */
 		if (!nfs_fh_from_xdr(&s->root, &x))
 			bad = NFS3ERR_BADHANDLE;
+		else
+			flavor = unix_flavor_missing(&r.mountres3_u.mountinfo);
 	}
 	clnt_freeres(s->mnt, (xdrproc_t)xdr_mountres3, (char *)&r);
 	if (r.fhs_status != MNT3_OK)
 		return (struct nfs_status){ NFS_STATUS_MOUNT, (int)r.fhs_status };
+	if (flavor >= 0) {
+		snprintf(why, why_len, "MOUNT: the export takes security flavor %d, not AUTH_SYS",
+			 flavor);
+		return (struct nfs_status){ NFS_STATUS_CONNECT, 0 };
+	}
 	if (bad == NFS3_OK)
 		return nfs_ok();
 	snprintf(why, why_len, "MOUNT");
@@ -197,8 +225,10 @@ static CLIENT *nfs_client(struct nfs_session *s)
 			return NULL;
 		}
 	}
-	if (cl)
-		set_auth(s, cl);
+	if (cl && !set_auth(s, cl)) {
+		destroy_client(cl);
+		return NULL;
+	}
 	return cl;
 }
 
@@ -262,7 +292,7 @@ void nfs_session_close(struct nfs_session *s)
 		tv = (struct timeval){ SESSION_UMNT_WAIT_S, 0 };
 	destroy_client(s->clnt);
 	s->clnt = NULL;
-	if (s->mnt && s->root.len)
+	if (s->mnt && s->mounted)
 		clnt_call(s->mnt, MOUNTPROC3_UMNT, (xdrproc_t)xdr_dirpath, (char *)&path,
 			  (xdrproc_t)(void (*)(void))xdr_void, NULL, tv);
 	destroy_client(s->mnt);
@@ -280,7 +310,11 @@ CLIENT *nfs_session_worker_client(struct nfs_session *s, struct nfs_status *st)
 		*st = nfs_rpc_err(rpc_createerr.cf_stat);
 		return NULL;
 	}
-	set_auth(s, cl);
+	if (!set_auth(s, cl)) {
+		destroy_client(cl);
+		*st = nfs_local_err(ENOMEM);
+		return NULL;
+	}
 	return cl;
 }
 

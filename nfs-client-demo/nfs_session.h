@@ -40,6 +40,7 @@ struct nfs_session {
 	socklen_t addrlen;
 	CLIENT *clnt;                   /* the session's NFS client */
 	CLIENT *mnt;                    /* MOUNT over TCP, for UMNT at the end */
+	bool mounted;                   /* MNT succeeded: UMNT at the end */
 	struct nfs_fh root;
 	uint32_t rsize, wsize;
 	uint64_t maxfilesize;
@@ -92,7 +93,9 @@ void nfs_session_describe(struct nfs_session *s, char *buf, size_t len);
  * nfs_lookup_path - resolve @path (relative to the export root; a
  * leading '/', empty components and "." are ignored) to @out.  Symbolic
  * links are not followed.  Returns ok or the first failing LOOKUP's status
- * (NFS3ERR_NAMETOOLONG for a component over 255 bytes).
+ * (NFS3ERR_NAMETOOLONG for a component over 255 bytes or a path over
+ * 1024), NFS3ERR_NOTDIR for a path through or naming a non-directory
+ * with a trailing "/" or "/." (nfs_path_names_dir).
  */
 struct nfs_status nfs_lookup_path(struct nfs_session *s, const char *path, struct nfs_node *out);
 
@@ -101,9 +104,13 @@ struct nfs_status nfs_lookup_path(struct nfs_session *s, const char *path, struc
  * @path to @dir and point @name (at least NFS3_MAXNAMLEN + 1 bytes) at the
  * last one.  Returns NFS3ERR_INVAL when there is no last component (the
  * root, ".", ".."), NFS3ERR_NOTDIR when the parent is not a directory.
+ * Trailing slashes are dropped: the caller checks nfs_path_names_dir.
  */
 struct nfs_status nfs_lookup_parent(struct nfs_session *s, const char *path, struct nfs_node *dir,
 				    char *name);
+
+/* nfs_path_names_dir - @path ends in "/" or "." after a "/" (or is "."): it names a directory. */
+bool nfs_path_names_dir(const char *path);
 
 /* A handle as XDR (pointing into @fh), and back: false for a length 0 or above NFS3_FHSIZE (nfs_proc.c). */
 void nfs_fh_to_xdr(const struct nfs_fh *fh, nfs_fh3 *x);
