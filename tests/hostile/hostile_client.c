@@ -33,6 +33,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include "raw_peer.h"
 
 #define RDMATEST_PROG   0x20000199u
@@ -403,11 +405,15 @@ static enum probe probe_null(struct ctx *t, struct raw_peer *p, const char *what
 	return PROBE_SERVED;
 }
 
+/* The checker's exit status bit for wrong data (rpc_server --check): never retried. */
+#define CHECKER_WRONG_DATA 4
+
 /* Other clients are still served: a new raw connection and, with --checker, the library's CLIENT. */
 static void check_others(struct ctx *t, const char *what)
 {
 	struct raw_peer *p = open_good(t, NULL);
 	char cmd[512];
+	int status;
 
 	if (p)
 		probe_null(t, p, what, false);
@@ -415,9 +421,14 @@ static void check_others(struct ctx *t, const char *what)
 	if (!t->checker)
 		return;
 	snprintf(cmd, sizeof(cmd), "%s %s %u", t->checker, t->addr, t->port);
-	if (system(cmd) == 0)
+	status = system(cmd);
+	if (status == 0)
 		return;
-	/* Once more, as with the raw probe's stall: a second failure is a failure. */
+	if (WIFEXITED(status) && (WEXITSTATUS(status) & CHECKER_WRONG_DATA)) {
+		fail(t, "%s: afterwards the well-behaved CLIENT got wrong data (%s)", what, cmd);
+		return;
+	}
+	/* A call that failed, once more, as with the raw probe's stall: a second failure is a failure. */
 	fprintf(stderr, "hostile_client: STALL?: %s: the CLIENT check failed once; again\n", what);
 	t->stalls++;
 	if (system(cmd) != 0)

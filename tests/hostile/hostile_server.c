@@ -1286,5 +1286,8 @@ int main(int argc, char **argv)
 				run_scenario(&table[i], &modes[mi]);
 	raw_listener_destroy(g.l);
 	figures();
-	return g.passed == g.scenarios ? 0 : 1;
+	if (!g.scenarios)
+		fprintf(stderr, "hostile_server: FAIL: no scenario matches '%s'\n",
+			argc - a >= 4 ? argv[a + 3] : "");
+	return g.scenarios && g.passed == g.scenarios ? 0 : 1;
 }

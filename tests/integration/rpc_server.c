@@ -15,7 +15,9 @@
  *                              one CLIENT of the library: NULL, an inline
  *                              ECHO, a position-zero read chunk ECHO, READ
  *                              (a write chunk) and LONG_RES (a reply chunk),
- *                              each answer checked; exit 0 when all are right.
+ *                              each answer checked; exit 0 when all are right,
+ *                              with CHECK_WRONG_DATA set when an answer came
+ *                              with wrong data, 1 set when a call failed.
  *   rpc_server --starved ADDR PORT BYTES
  *                              one CLIENT against a server that cannot
  *                              register BYTES more: NULL and an inline ECHO
@@ -33,6 +35,7 @@
  *                              within LIMIT_MS.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +95,14 @@ static CLIENT *client_connect(const struct sockaddr_storage *ss)
 	return clnt_rdma_tli_create((const struct sockaddr *)ss, RDMATEST_PROG, RDMATEST_V1, &o);
 }
 
+/* --check's exit status bits: a call failed (1), an answer's data was wrong (CHECK_WRONG_DATA). */
+#define CHECK_WRONG_DATA 4
+
+static int check_bad(enum clnt_stat st, bool wrong)
+{
+	return st != RPC_SUCCESS ? 1 : wrong ? CHECK_WRONG_DATA : 0;
+}
+
 static int check_echo(CLIENT *cl, uint32_t len)
 {
 	rdmatest_data arg, res = { 0 };
@@ -106,8 +117,8 @@ static int check_echo(CLIENT *cl, uint32_t len)
 	arg.rdmatest_data_val = (char *)buf;
 	st = clnt_call(cl, RDMATEST_ECHO, (xdrproc_t)xdr_rdmatest_data, (char *)&arg,
 		       (xdrproc_t)xdr_rdmatest_data, (char *)&res, check_timeout);
-	bad = st != RPC_SUCCESS || res.rdmatest_data_len != len ||
-	      memcmp(res.rdmatest_data_val, buf, len);
+	bad = check_bad(st, st == RPC_SUCCESS && (res.rdmatest_data_len != len ||
+						   memcmp(res.rdmatest_data_val, buf, len)));
 	if (bad)
 		fprintf(stderr, "rpc_server: check: ECHO of %u bytes: %s\n", len,
 			st != RPC_SUCCESS ? clnt_sperrno(st) : "wrong data");
@@ -140,9 +151,11 @@ static int check_read(CLIENT *cl, uint32_t count, enum clnt_stat want)
 	if (want != RPC_SUCCESS) {
 		bad = check_failed("READ", count, "bytes", st, want);
 	} else {
-		bad = st != RPC_SUCCESS || res.data.rdmatest_data_len != count;
-		for (uint32_t i = 0; !bad && i < count; i++)
-			bad = (uint8_t)res.data.rdmatest_data_val[i] != rdmatest_gen_byte(7, i);
+		bool wrong = st == RPC_SUCCESS && res.data.rdmatest_data_len != count;
+
+		for (uint32_t i = 0; st == RPC_SUCCESS && !wrong && i < count; i++)
+			wrong = (uint8_t)res.data.rdmatest_data_val[i] != rdmatest_gen_byte(7, i);
+		bad = check_bad(st, wrong);
 		if (bad)
 			fprintf(stderr, "rpc_server: check: READ of %u bytes: %s\n", count,
 				st != RPC_SUCCESS ? clnt_sperrno(st) : "wrong data");
@@ -166,9 +179,11 @@ static int check_long_res(CLIENT *cl, uint32_t words, enum clnt_stat want)
 	if (want != RPC_SUCCESS) {
 		bad = check_failed("LONG_RES", words, "words", st, want);
 	} else {
-		bad = st != RPC_SUCCESS || res.rdmatest_words_len != words;
-		for (uint32_t i = 0; !bad && i < words; i++)
-			bad = res.rdmatest_words_val[i] != rdmatest_gen_word(9, i);
+		bool wrong = st == RPC_SUCCESS && res.rdmatest_words_len != words;
+
+		for (uint32_t i = 0; st == RPC_SUCCESS && !wrong && i < words; i++)
+			wrong = res.rdmatest_words_val[i] != rdmatest_gen_word(9, i);
+		bad = check_bad(st, wrong);
 		if (bad)
 			fprintf(stderr, "rpc_server: check: LONG_RES of %u words: %s\n", words,
 				st != RPC_SUCCESS ? clnt_sperrno(st) : "wrong data");

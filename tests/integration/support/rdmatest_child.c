@@ -107,7 +107,11 @@ void rdmatest_holdings_count(pid_t pid, struct rdmatest_holdings *h)
 
 bool rdmatest_holdings_same(const struct rdmatest_holdings *a, const struct rdmatest_holdings *b)
 {
-	return !memcmp(a, b, sizeof(*a)) && a->fds >= 0 && a->res[0] >= 0;
+	bool counted = a->fds >= 0; /* -1: a count failed, and two failures compare equal */
+
+	for (int k = 0; k < RDMATEST_RES_KINDS; k++)
+		counted = counted && a->res[k] >= 0 && b->res[k] >= 0;
+	return counted && b->fds >= 0 && !memcmp(a, b, sizeof(*a));
 }
 
 /* ---- the child ------------------------------------------------------------------------- */
