@@ -60,6 +60,8 @@ struct stats {
 	pthread_mutex_t lock;
 	unsigned long ok, cantsend, cantrecv, timedout, other, bad_data;
 	unsigned long spanning, spanning_ok, ok_after_mark;
+	unsigned long spanning_ok_late;   /* in flight at the mark, succeeded over 1 s after it */
+	unsigned long spanning_cantrecv;  /* in flight at the mark, failed RPC_CANTRECV */
 	double max_latency, first_fail, last_fail;
 	uint64_t bytes;
 };
@@ -171,6 +173,7 @@ static void record(struct stats *st, enum clnt_stat s, bool good, double t0, dou
 		st->ok++;
 		st->bytes += len;
 		st->spanning_ok += spans;
+		st->spanning_ok_late += spans && t1 > mark + 1.0; /* resent: no reply came before the fault */
 		st->ok_after_mark += mark >= 0 && t0 > mark;
 	} else {
 		if (s == RPC_SUCCESS)
@@ -178,7 +181,7 @@ static void record(struct stats *st, enum clnt_stat s, bool good, double t0, dou
 		else if (s == RPC_CANTSEND)
 			st->cantsend++;
 		else if (s == RPC_CANTRECV)
-			st->cantrecv++;
+			st->cantrecv++, st->spanning_cantrecv += spans;
 		else if (s == RPC_TIMEDOUT)
 			st->timedout++;
 		else
@@ -262,9 +265,10 @@ static bool report(const struct config *cfg, const struct stats *st, unsigned in
 	       "%.2f s, connects %u\n", l, elapsed > 0 ? (double)st->bytes / elapsed / 1e6 : 0.0,
 	       elapsed, cfg->threads, cfg->size, st->max_latency, connects);
 	if (mark_set)
-		printf("figure: %s: calls in flight at the fault %lu (%lu of them succeeded), "
-		       "successful calls started after it %lu\n", l, st->spanning, st->spanning_ok,
-		       st->ok_after_mark);
+		printf("figure: %s: calls in flight at the fault %lu (%lu of them succeeded, %lu of "
+		       "those over 1 s after it; %lu failed RPC_CANTRECV), successful calls started "
+		       "after it %lu\n", l, st->spanning, st->spanning_ok, st->spanning_ok_late,
+		       st->spanning_cantrecv, st->ok_after_mark);
 	if (st->ok == 0)
 		printf(PROG ": FAIL: no call succeeded\n");
 	if (cfg->all_ok && failed) {
