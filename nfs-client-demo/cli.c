@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "nfs_proc.h"
 
@@ -67,9 +68,12 @@ int cli_fail(const struct cli *c, const char *path, struct nfs_status st)
 {
 	char buf[256];
 	const char *msg = nfs_status_message(st, buf, sizeof(buf));
+	const char *host = c->s->cfg.url.host;
 
-	if (st.kind == NFS_STATUS_RPC)
-		cli_msg("%s: %s", c->s->cfg.url.host, msg);
+	if (st.kind == NFS_STATUS_RPC && strchr(host, ':')) /* an IPv6 address, as in the URL */
+		cli_msg("[%s]: %s", host, msg);
+	else if (st.kind == NFS_STATUS_RPC)
+		cli_msg("%s: %s", host, msg);
 	else
 		cli_msg("%s: %s", path, msg);
 	return (int)nfs_status_exit(st);

@@ -96,11 +96,11 @@ int cmd_mkdir(struct cli *c, const struct cli_command *cmd)
 	char name[NFS3_MAXNAMLEN + 1];
 	struct nfs_status st = nfs_lookup_parent(c->s, cmd->arg[0], &dir, name);
 
-	/* "/", "." and "..": EEXIST if the path exists (not "missing/."); "" names nothing */
+	/* "/", "." and "..": EEXIST if the path exists (not "missing/."; "" names nothing) */
 	if (nfs_is(st, NFS3ERR_INVAL)) {
 		struct nfs_node n;
 
-		st = *cmd->arg[0] ? nfs_lookup_path(c->s, cmd->arg[0], &n) : nfs_err(NFS3ERR_NOENT);
+		st = nfs_lookup_path(c->s, cmd->arg[0], &n);
 		if (!nfs_failed(st))
 			st = nfs_err(NFS3ERR_EXIST);
 	} else if (!nfs_failed(st))

@@ -81,10 +81,24 @@ static void put_name(const struct cli *c, const char *name)
 	fputs(cli_shown_name(name, c->stdout_tty, buf, sizeof(buf)), stdout);
 }
 
-/* @name for a message on stderr, treated as put_name treats it. */
-static const char *msg_name(const struct cli *c, const char *name, char *buf, size_t cap)
+/*
+ * @name, in directory @dir (NULL: @name is the operand), for a message
+ * on stderr as GNU ls names it ("dir/name"), treated as put_name treats
+ * it.
+ */
+static const char *msg_name(const struct cli *c, const char *dir, const char *name, char *buf,
+			    size_t cap)
 {
-	return cli_shown_name(name, c->stderr_tty, buf, cap);
+	char joined[2 * NFS3_MAXPATHLEN + 2];
+	size_t len = dir ? strlen(dir) : 0;
+
+	if (!dir)
+		return cli_shown_name(name, c->stderr_tty, buf, cap);
+	snprintf(joined, sizeof(joined), "%s%s%s", dir, len && dir[len - 1] == '/' ? "" : "/", name);
+	if (c->stderr_tty)
+		return cli_shown_name(joined, true, buf, cap);
+	snprintf(buf, cap, "%s", joined);
+	return buf;
 }
 
 /*
@@ -92,10 +106,11 @@ static const char *msg_name(const struct cli *c, const char *name, char *buf, si
  * "?" and reported, as GNU ls does ("cannot read symbolic link").
  * Returns NFS_EXIT_OK or the exit status of that failure.
  */
-static int print_long(struct cli *c, const char *name, const fattr3 *a, const struct nfs_fh *fh)
+static int print_long(struct cli *c, const char *dir, const char *name, const fattr3 *a,
+		      const struct nfs_fh *fh)
 {
 	char mode[11], when[32], target[NFS3_MAXPATHLEN + 1] = "", buf[256];
-	char shown[NFS3_MAXPATHLEN + 1];
+	char shown[2 * NFS3_MAXPATHLEN + 2];
 	time_t t = (time_t)a->mtime.seconds;
 	struct nfs_status st = nfs_ok();
 	struct tm tm;
@@ -106,7 +121,7 @@ static int print_long(struct cli *c, const char *name, const fattr3 *a, const st
 		st = nfs3_readlink(c->s, NULL, fh, target);
 	if (nfs_failed(st)) {
 		snprintf(target, sizeof(target), "?");
-		cli_msg("cannot read symbolic link %s: %s", msg_name(c, name, shown, sizeof(shown)),
+		cli_msg("cannot read symbolic link '%s': %s", msg_name(c, dir, name, shown, sizeof(shown)),
 			nfs_status_message(st, buf, sizeof(buf)));
 	}
 	printf("%s %3u %5u %5u %12llu %s ", mode, a->nlink, a->uid, a->gid,
@@ -159,11 +174,22 @@ static int output_failed(const struct cli *c, int err)
 	return cli_fail(c, "write error", nfs_local_err(err));
 }
 
+/* An entry that could not be completed: "cannot access 'dir/name'", as GNU ls says it. */
+static int entry_failed(struct cli *c, const char *dir, const char *name, struct nfs_status st)
+{
+	char shown[2 * NFS3_MAXPATHLEN + 2], buf[256];
+
+	if (st.kind == NFS_STATUS_RPC)
+		return cli_fail(c, name, st);
+	cli_msg("cannot access '%s': %s", msg_name(c, dir, name, shown, sizeof(shown)),
+		nfs_status_message(st, buf, sizeof(buf)));
+	return (int)nfs_status_exit(st);
+}
+
 static int list_dir(struct cli *c, const char *path, const struct nfs_node *dir, bool long_list)
 {
 	struct ls_list l = { NULL, 0, 0, false };
 	struct nfs_status st = nfs3_readdir(c->s, &dir->fh, long_list, LS_REPLY_BYTES, ls_collect, &l);
-	char shown[NFS3_MAXPATHLEN + 1];
 	int rc = NFS_EXIT_OK, err;
 	bool broken;
 
@@ -191,9 +217,9 @@ static int list_dir(struct cli *c, const char *path, const struct nfs_node *dir,
 		}
 		st = complete_entry(c, &dir->fh, e);
 		if (nfs_failed(st))
-			rc = exit_worse(rc, cli_fail(c, msg_name(c, e->name, shown, sizeof(shown)), st));
+			rc = exit_worse(rc, entry_failed(c, path, e->name, st));
 		else
-			rc = exit_worse(rc, print_long(c, e->name, &e->attr, &e->fh));
+			rc = exit_worse(rc, print_long(c, path, e->name, &e->attr, &e->fh));
 	}
 	broken = ferror(stdout);
 	err = errno; /* the failed printf's, before free() */
@@ -212,7 +238,7 @@ int cmd_ls(struct cli *c, const struct cli_command *cmd)
 	if (n.attr.type == NF3DIR)
 		return list_dir(c, path, &n, cmd->long_list);
 	if (cmd->long_list)
-		return print_long(c, path, &n.attr, &n.fh);
+		return print_long(c, NULL, path, &n.attr, &n.fh);
 	printf("%s\n", path);
 	return NFS_EXIT_OK;
 }

@@ -57,6 +57,8 @@ struct nfs_status nfs_lookup_path(struct nfs_session *s, const char *path, struc
 	struct nfs_status st;
 	struct nfs_node next;
 
+	if (!*path) /* names nothing (POSIX); the root is "/" or "." */
+		return nfs_err(NFS3ERR_NOENT);
 	if (strlen(path) > NFS3_MAXPATHLEN)
 		return nfs_err(NFS3ERR_NAMETOOLONG);
 	st = root_node(s, out);
@@ -100,9 +102,9 @@ struct nfs_status nfs_lookup_parent(struct nfs_session *s, const char *path, str
 		return nfs_err(NFS3ERR_INVAL);
 	strcpy(name, path);
 	if (slash)
-		dirpath[slash - dirpath] = '\0';
+		dirpath[slash - dirpath + 1] = '\0'; /* "/" for a name at the root */
 	else
-		dirpath[0] = '\0';
+		strcpy(dirpath, ".");
 	st = nfs_lookup_path(s, dirpath, dir);
 	if (!nfs_failed(st) && dir->attr.type != NF3DIR)
 		st = nfs_err(NFS3ERR_NOTDIR);

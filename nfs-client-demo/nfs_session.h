@@ -91,7 +91,8 @@ void nfs_session_describe(struct nfs_session *s, char *buf, size_t len);
 
 /*
  * nfs_lookup_path - resolve @path (relative to the export root; a
- * leading '/', empty components and "." are ignored) to @out.  Symbolic
+ * leading '/', empty components and "." are ignored; the empty path is
+ * NFS3ERR_NOENT) to @out.  Symbolic
  * links are not followed.  Returns ok or the first failing LOOKUP's status
  * (NFS3ERR_NAMETOOLONG for a component over 255 bytes or a path over
  * 1024), NFS3ERR_NOTDIR for a path through or naming a non-directory

@@ -2,7 +2,7 @@
  * nfs-client-demo's path walk (nfs_path.c) against a scripted server
  * holding a small tree: each component one LOOKUP, empty ones and "."
  * skipped, ".." sent to the server, a trailing "/" or "/." naming a
- * directory, lengths refused before any call, the type fetched by
+ * directory, the empty path nothing, lengths refused before any call, the type fetched by
  * GETATTR when LOOKUP brings no attributes.
  */
 #include <criterion/criterion.h>
@@ -131,15 +131,16 @@ Test(nfs_path, empty_components_and_dots_are_skipped_one_lookup_per_name)
 	cr_assert_eq(rig.sc.calls, 3, "GETATTR of the root and two LOOKUPs");
 }
 
-Test(nfs_path, the_empty_path_and_dot_are_the_root)
+Test(nfs_path, slash_and_dot_are_the_root_and_the_empty_path_names_nothing)
 {
 	struct nfs_node n;
 
-	cr_assert(!nfs_failed(lookup("", &n)));
+	cr_assert(!nfs_failed(lookup("/", &n)));
 	check_node(&n, "dir!", NF3DIR);
 	cr_assert(!nfs_failed(lookup(".", &n)));
 	check_node(&n, "dir!", NF3DIR);
 	cr_assert_str_eq(looked_up, "");
+	cr_assert(nfs_is(lookup("", &n), NFS3ERR_NOENT));
 }
 
 Test(nfs_path, dot_dot_goes_to_the_server)
