@@ -113,13 +113,13 @@ static struct nfs_status put_target(struct cli *c, const char *remote, uint32_t 
 	st = nfs3_lookup(c->s, &dir->fh, name, out);
 	if (!nfs_failed(st) && out->attr.type == NF3DIR)
 		return nfs_err(NFS3ERR_ISDIR);
+	if (nfs_failed(st) && !nfs_is(st, NFS3ERR_NOENT))
+		return st;
 	if (nfs_path_names_dir(remote)) /* a regular file is no directory */
 		return nfs_err(NFS3ERR_NOTDIR);
 	if (!nfs_failed(st))
 		return nfs3_create(c->s, &dir->fh, name, mode, NULL, out, NULL);
-	if (!nfs_is(st, NFS3ERR_NOENT))
-		return st;
-	put_verifier(verf);
+	put_verifier(verf); /* NFS3ERR_NOENT: a new file */
 	return nfs3_create(c->s, &dir->fh, name, mode, verf, out, created);
 }
 

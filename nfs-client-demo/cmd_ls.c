@@ -83,8 +83,8 @@ static void put_name(const struct cli *c, const char *name)
 
 /*
  * @name, in directory @dir (NULL: @name is the operand), for a message
- * on stderr as GNU ls names it ("dir/name"), treated as put_name treats
- * it.
+ * on stderr as GNU ls names it ("dir/name", "name" in "."), treated as
+ * put_name treats it.
  */
 static const char *msg_name(const struct cli *c, const char *dir, const char *name, char *buf,
 			    size_t cap)
@@ -92,7 +92,7 @@ static const char *msg_name(const struct cli *c, const char *dir, const char *na
 	char joined[2 * NFS3_MAXPATHLEN + 2];
 	size_t len = dir ? strlen(dir) : 0;
 
-	if (!dir)
+	if (!dir || !strcmp(dir, ".")) /* GNU ls leaves "." out */
 		return cli_shown_name(name, c->stderr_tty, buf, cap);
 	snprintf(joined, sizeof(joined), "%s%s%s", dir, len && dir[len - 1] == '/' ? "" : "/", name);
 	if (c->stderr_tty)

@@ -85,6 +85,8 @@ struct nfs_status nfs_lookup_parent(struct nfs_session *s, const char *path, str
 	size_t len = strlen(path);
 	struct nfs_status st;
 
+	if (!len)
+		return nfs_err(NFS3ERR_NOENT);
 	while (len > 1 && path[len - 1] == '/')
 		len--;
 	if (len > NFS3_MAXPATHLEN)

@@ -98,7 +98,7 @@ struct nfs_dirent {
 	const nfs_fh3 *fh;
 };
 
-/* The most entries a walk takes, "." and ".." included (2^21). */
+/* A walk past this many entries ("." and ".." included) without eof is refused (2^21). */
 #define NFS_READDIR_ENTRIES_MAX (1u << 21)
 
 /*
@@ -107,7 +107,8 @@ struct nfs_dirent {
  * (the result is then ok).  Entries arrive in the server's order.
  * Besides the server's errors: NFS3ERR_BAD_COOKIE for a cookie asked
  * from before (a circle), NFS3ERR_TOOSMALL for a page with no entry
- * and no eof, EFBIG past NFS_READDIR_ENTRIES_MAX entries without eof.
+ * and no eof, EFBIG for a page without eof past NFS_READDIR_ENTRIES_MAX
+ * entries.
  */
 struct nfs_status nfs3_readdir(struct nfs_session *s, const struct nfs_fh *dir, bool plus,
 			       uint32_t count, bool (*fn)(const struct nfs_dirent *, void *),

@@ -7,8 +7,9 @@
  * bytes can hold.  A server whose cookies come back to one it gave
  * before would have us walk in a circle: every cookie we resume from is
  * remembered (a hash set), and a repeat is NFS3ERR_BAD_COOKIE.  One
- * whose cookies never repeat and never reach eof is stopped after
- * NFS_READDIR_ENTRIES_MAX entries (EFBIG): ls keeps them all.
+ * whose cookies never repeat and never reach eof is stopped at the
+ * first page without eof past NFS_READDIR_ENTRIES_MAX entries (EFBIG):
+ * ls keeps them all.
  */
 #include "nfs_proc.h"
 
@@ -186,7 +187,7 @@ struct nfs_status nfs3_readdir(struct nfs_session *s, const struct nfs_fh *dir, 
 			st = nfs_err(NFS3ERR_TOOSMALL);
 			break;
 		}
-		if (c.entries >= NFS_READDIR_ENTRIES_MAX && !c.eof && !c.stop) {
+		if (c.entries > NFS_READDIR_ENTRIES_MAX && !c.eof && !c.stop) {
 			st = nfs_local_err(EFBIG);
 			break;
 		}

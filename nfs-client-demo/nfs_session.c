@@ -81,7 +81,7 @@ static const char *resolve_error(int rc)
 	}
 }
 
-/* A host name's lookup has the time of a call (--timeout): getaddrinfo alone has no limit. */
+/* A host name's lookup has the time of a call (--timeout); getaddrinfo has only the resolver's own. */
 static struct nfs_status resolve(struct nfs_session *s, char *why, size_t why_len)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG }, *ai;
@@ -118,16 +118,18 @@ static const char *tcp_netid(const struct nfs_session *s)
 }
 
 /*
- * The first flavor of a MNT reply's list when AUTH_SYS is not in it, -1
- * when it is (or the list is empty: RFC 2623 2.7, the server says
- * nothing).  Calls carry AUTH_SYS only.
+ * False, with the list's first flavor in *@first, when a MNT reply's
+ * flavor list does not hold AUTH_SYS; true when it does or is empty
+ * (RFC 2623 2.7: the server says nothing).  Calls carry AUTH_SYS only.
  */
-static int unix_flavor_missing(const mountres3_ok *ok)
+static bool unix_flavor_listed(const mountres3_ok *ok, int *first)
 {
 	for (u_int i = 0; i < ok->auth_flavors.auth_flavors_len; i++)
 		if (ok->auth_flavors.auth_flavors_val[i] == AUTH_SYS)
-			return -1;
-	return ok->auth_flavors.auth_flavors_len ? ok->auth_flavors.auth_flavors_val[0] : -1;
+			return true;
+	if (ok->auth_flavors.auth_flavors_len)
+		*first = ok->auth_flavors.auth_flavors_val[0];
+	return !ok->auth_flavors.auth_flavors_len;
 }
 
 static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t why_len)
@@ -138,7 +140,8 @@ static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t w
 	mountres3 r;
 	enum clnt_stat cs;
 	nfsstat3 bad = NFS3_OK;
-	int flavor = -1;
+	bool unix_ok = true;
+	int flavor = 0;
 
 	if (!nc) { /* rpc_createerr says nothing of it */
 		snprintf(why, why_len, "MOUNT: no netconfig entry for %s", tcp_netid(s));
@@ -167,12 +170,12 @@ static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t w
 		if (!nfs_fh_from_xdr(&s->root, &x))
 			bad = NFS3ERR_BADHANDLE;
 		else
-			flavor = unix_flavor_missing(&r.mountres3_u.mountinfo);
+			unix_ok = unix_flavor_listed(&r.mountres3_u.mountinfo, &flavor);
 	}
 	clnt_freeres(s->mnt, (xdrproc_t)xdr_mountres3, (char *)&r);
 	if (r.fhs_status != MNT3_OK)
 		return (struct nfs_status){ NFS_STATUS_MOUNT, (int)r.fhs_status };
-	if (flavor >= 0) {
+	if (!unix_ok) {
 		snprintf(why, why_len, "MOUNT: the export takes security flavor %d, not AUTH_SYS",
 			 flavor);
 		return (struct nfs_status){ NFS_STATUS_CONNECT, 0 };

@@ -104,7 +104,8 @@ struct nfs_status nfs_lookup_path(struct nfs_session *s, const char *path, struc
  * nfs_lookup_parent - resolve everything but the last component of
  * @path to @dir and point @name (at least NFS3_MAXNAMLEN + 1 bytes) at the
  * last one.  Returns NFS3ERR_INVAL when there is no last component (the
- * root, ".", ".."), NFS3ERR_NOTDIR when the parent is not a directory.
+ * root, ".", ".."), NFS3ERR_NOENT for the empty path, NFS3ERR_NOTDIR
+ * when the parent is not a directory.
  * Trailing slashes are dropped: the caller checks nfs_path_names_dir.
  */
 struct nfs_status nfs_lookup_parent(struct nfs_session *s, const char *path, struct nfs_node *dir,

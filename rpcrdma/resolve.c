@@ -4,8 +4,8 @@
  * every signal blocked, and a job the caller and that thread share:
  * whichever lets go of it last frees it, so a caller that gave up at its
  * deadline leaves nothing behind once the resolver returns.  Lookups so
- * left are counted: past RPCRDMA_RESOLVE_LEFT_MAX of them, a name gets
- * no thread until one returns (the DNS servers answer no one).
+ * left are counted: once RPCRDMA_RESOLVE_LEFT_MAX of them run, a name
+ * gets no thread until one returns (the DNS servers answer no one).
  */
 #include "rpcrdma/resolve.h"
 

@@ -7,8 +7,11 @@
  * itself.  Not glibc's getaddrinfo_a: its worker pool does not survive
  * fork (a child's request can wait forever on a worker that exists only
  * in the parent).  Lookups left running so are capped: a program that
- * keeps looking up names no DNS server answers for holds at most
- * RPCRDMA_RESOLVE_LEFT_MAX threads, each until its resolver times out.
+ * keeps looking up names no DNS server answers for holds about
+ * RPCRDMA_RESOLVE_LEFT_MAX such threads (the count is checked before a
+ * lookup starts and raised when its caller gives up, so concurrent
+ * callers may pass it by their number), each until its resolver gives up,
+ * besides the threads of lookups still waited for.
  */
 #ifndef RPCRDMA_RESOLVE_H
 #define RPCRDMA_RESOLVE_H
