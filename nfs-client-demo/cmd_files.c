@@ -142,10 +142,8 @@ static struct nfs_status directory_only(struct nfs_session *s, const struct nfs_
 					const char *name)
 {
 	struct nfs_node n;
-	struct nfs_status st = nfs3_lookup(s, &dir->fh, name, &n);
+	struct nfs_status st = nfs_lookup_name(s, &dir->fh, name, &n);
 
-	if (!nfs_failed(st) && n.attr.type == 0)
-		st = nfs3_getattr(s, NULL, &n.fh, &n.attr);
 	if (!nfs_failed(st) && n.attr.type != NF3DIR)
 		st = nfs_err(NFS3ERR_NOTDIR);
 	return st;

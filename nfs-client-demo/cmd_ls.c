@@ -150,11 +150,9 @@ static struct nfs_status complete_entry(struct cli *c, const struct nfs_fh *dir,
 
 	if (e->has_attr && (e->has_fh || e->attr.type != NF3LNK))
 		return nfs_ok();
-	st = nfs3_lookup(c->s, dir, e->name, &n);
+	st = nfs_lookup_name(c->s, dir, e->name, &n);
 	if (nfs_failed(st))
 		return st;
-	if (n.attr.type == 0)
-		st = nfs3_getattr(c->s, NULL, &n.fh, &n.attr);
 	e->attr = n.attr;
 	e->fh = n.fh;
 	e->has_attr = e->has_fh = true;

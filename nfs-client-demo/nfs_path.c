@@ -44,6 +44,17 @@ bool nfs_path_names_dir(const char *path)
 	       (len && path[len - 1] == '.' && (len == 1 || path[len - 2] == '/'));
 }
 
+struct nfs_status nfs_lookup_name(struct nfs_session *s, const struct nfs_fh *dir,
+				   const char *name, struct nfs_node *out)
+{
+	struct nfs_status st = nfs3_lookup(s, dir, name, out);
+
+	/* LOOKUP's attributes are optional; callers need the type. */
+	if (!nfs_failed(st) && out->attr.type == 0)
+		st = nfs3_getattr(s, NULL, &out->fh, &out->attr);
+	return st;
+}
+
 static struct nfs_status root_node(struct nfs_session *s, struct nfs_node *out)
 {
 	out->fh = s->root;
@@ -65,10 +76,7 @@ struct nfs_status nfs_lookup_path(struct nfs_session *s, const char *path, struc
 	while (!nfs_failed(st) && next_component(&path, name, &st)) {
 		if (out->attr.type != NF3DIR)
 			return nfs_err(NFS3ERR_NOTDIR);
-		st = nfs3_lookup(s, &out->fh, name, &next);
-		/* LOOKUP's attributes are optional; the walk needs the type. */
-		if (!nfs_failed(st) && next.attr.type == 0)
-			st = nfs3_getattr(s, NULL, &next.fh, &next.attr);
+		st = nfs_lookup_name(s, &out->fh, name, &next);
 		if (!nfs_failed(st))
 			*out = next;
 	}

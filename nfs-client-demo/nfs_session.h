@@ -101,6 +101,14 @@ void nfs_session_describe(struct nfs_session *s, char *buf, size_t len);
 struct nfs_status nfs_lookup_path(struct nfs_session *s, const char *path, struct nfs_node *out);
 
 /*
+ * nfs_lookup_name - LOOKUP @name in @dir to @out, its type always known
+ * (GETATTR when LOOKUP brought no attributes).  Returns ok or the failing
+ * call's status.
+ */
+struct nfs_status nfs_lookup_name(struct nfs_session *s, const struct nfs_fh *dir,
+				   const char *name, struct nfs_node *out);
+
+/*
  * nfs_lookup_parent - resolve everything but the last component of
  * @path to @dir and point @name (at least NFS3_MAXNAMLEN + 1 bytes) at the
  * last one.  Returns NFS3ERR_INVAL when there is no last component (the
