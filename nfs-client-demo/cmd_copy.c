@@ -110,7 +110,7 @@ static struct nfs_status put_target(struct cli *c, const char *remote, uint32_t 
 	*created = false;
 	if (nfs_failed(st))
 		return st;
-	st = nfs3_lookup(c->s, &dir->fh, name, out);
+	st = nfs_lookup_name(c->s, &dir->fh, name, out);
 	if (!nfs_failed(st) && out->attr.type == NF3DIR)
 		return nfs_err(NFS3ERR_ISDIR);
 	if (nfs_failed(st) && !nfs_is(st, NFS3ERR_NOENT))

@@ -115,7 +115,7 @@ int cmd_rm(struct cli *c, const struct cli_command *cmd)
 	struct nfs_status st = nfs_lookup_parent(c->s, cmd->arg[0], &dir, name);
 
 	if (!nfs_failed(st))
-		st = nfs3_lookup(c->s, &dir.fh, name, &n);
+		st = nfs_lookup_name(c->s, &dir.fh, name, &n);
 	/* Servers may unlink directories for root (knfsd refuses with EISDIR or EPERM). */
 	if (!nfs_failed(st) && n.attr.type == NF3DIR)
 		st = nfs_err(NFS3ERR_ISDIR);
