@@ -25,7 +25,7 @@
  * Debugging: $HOSTILE_ON_STALL is run (system()) when a probe goes unanswered.
  * Prints one line per scenario and "hostile_client: totals SCENARIOS
  * CONNECTIONS ERR_VERS ERR_CHUNK CLOSED FAILURES STALLS"; exits 1 on any
- * failure.  A stall (see poke_after_stall) is reported, not a failure.
+ * failure; a stall (see poke_after_stall) is one.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -324,14 +324,14 @@ static bool send_bytes(struct raw_peer *p, const void *m, uint32_t len)
 }
 
 /*
- * A message that must be answered went unanswered for ANSWER_MS.  Seen
- * on siw only, rarely: the server sits idle in poll() as if the receive
- * had never been signalled (a lost completion notification?).  Send a
+ * A message that must be answered went unanswered for ANSWER_MS.  Send a
  * NULL call on the same connection: if the server now answers both, it
- * was not hung, only not woken; that is counted and reported as a stall
- * (never hidden), and *@a becomes the late answer to @xid.  An answer
- * that still does not come stays OUT_SILENT (a failure for the caller).
- * $HOSTILE_ON_STALL is run first (debugging, e.g. dump the server's stacks).
+ * was not hung but not woken (a lost wakeup; once siw's accept race, now
+ * patched in the test bed: docs/security.md): a failure, counted apart
+ * as a stall, and *@a becomes the late answer to @xid so that the
+ * scenario goes on.  An answer that still does not come stays OUT_SILENT
+ * (a failure for the caller).  $HOSTILE_ON_STALL is run first
+ * (debugging, e.g. dump the server's stacks).
  */
 static void poke_after_stall(struct ctx *t, struct raw_peer *p, const char *what, uint32_t xid,
 			     struct answer *a)
@@ -359,8 +359,8 @@ static void poke_after_stall(struct ctx *t, struct raw_peer *p, const char *what
 	    second.kind == OUT_REPLY && second.xid == poke) {
 		*a = first;
 		t->stalls++;
-		fprintf(stderr, "hostile_client: STALL: %s: XID %#x was answered only after another "
-			"message arrived on its connection\n", what, xid);
+		fail(t, "%s: STALL: XID %#x was answered only after another message arrived "
+		     "on its connection", what, xid);
 	}
 }
 
@@ -429,11 +429,7 @@ static void check_others(struct ctx *t, const char *what)
 		fail(t, "%s: afterwards the well-behaved CLIENT got wrong data (%s)", what, cmd);
 		return;
 	}
-	/* A call that failed, once more, as with the raw probe's stall: a second failure is a failure. */
-	fprintf(stderr, "hostile_client: STALL?: %s: the CLIENT check failed once; again\n", what);
-	t->stalls++;
-	if (system(cmd) != 0)
-		fail(t, "%s: afterwards the well-behaved CLIENT check failed (%s)", what, cmd);
+	fail(t, "%s: afterwards the well-behaved CLIENT check failed (%s)", what, cmd);
 }
 
 /* ---- single-message scenarios (one table) ------------------------------------------- */

@@ -551,6 +551,9 @@ static void check_hangup(const struct server *s)
 
 /* ---- descriptors libtirpc cannot poll ------------------------------------------------------------ */
 
+/* RPCRDMA_DEBUG as the test was started with (NULL: unset). */
+static const char *debug_asked;
+
 /* libtirpc reads _rpc_dtablesize() once: FD_TABLE, raised again after (as a server may raise it). */
 static void fd_table_limit(void)
 {
@@ -566,16 +569,55 @@ static void fd_table_limit(void)
 }
 
 /*
+ * The library's debug messages (RPCRDMA_DEBUG, read at each message) go
+ * to a file from @on to its call with !@on: how the test knows that the server, not the
+ * client, closed a connection.  main() sets RPCRDMA_DEBUG before any
+ * thread starts, so that this overwrites an entry in place while the
+ * server thread may read it.
+ */
+static void debug_to_file(bool on, int *saved, FILE **log)
+{
+	fflush(stderr);
+	if (on) {
+		*log = tmpfile();
+		*saved = dup(STDERR_FILENO);
+		if (!*log || *saved < 0 || dup2(fileno(*log), STDERR_FILENO) < 0)
+			fail("cannot send the debug messages to a file: %s", strerror(errno));
+		setenv("RPCRDMA_DEBUG", "1", 1);
+		return;
+	}
+	setenv("RPCRDMA_DEBUG", debug_asked ? debug_asked : "0", 1);
+	if (dup2(*saved, STDERR_FILENO) < 0)
+		fail("cannot restore stderr: %s", strerror(errno));
+	rewind(*log); /* the caller closes both once it needs no fd kept taken */
+}
+
+/* Whether @log holds a line containing @what and @why; the line is copied to @line. */
+static bool log_has(FILE *log, const char *what, const char *why, char *line, size_t size)
+{
+	while (fgets(line, (int)size, log))
+		if (strstr(line, what) && strstr(line, why)) {
+			line[strcspn(line, "\n")] = '\0';
+			return true;
+		}
+	return false;
+}
+
+/*
  * With every descriptor below FD_TABLE taken, a connection accepted onto
  * one above, which xprt_register() would silently leave out, is closed
- * (the call fails, it does not time out), a listener there is refused
- * with EMFILE; with them free again the server serves on.
+ * by the server (its debug message says why; the call fails, it does
+ * not time out), a listener there is refused with EMFILE; with them
+ * free again the server serves on.
  */
 static void check_fd_table(const struct server *s)
 {
 	struct sockaddr_storage any = s->rdma_addr;
-	int fds[FD_TABLE], n = 0, fd;
+	int fds[FD_TABLE], n = 0, fd, saved;
 	enum clnt_stat st = RPC_SYSTEMERROR;
+	char line[256];
+	bool connected;
+	FILE *log;
 	CLIENT *cl;
 	SVCXPRT *x;
 	int64_t t0;
@@ -585,17 +627,27 @@ static void check_fd_table(const struct server *s)
 	if (fd < 0)
 		fail("open(/dev/null): %s", strerror(errno));
 	close(fd);
+	debug_to_file(true, &saved, &log); /* its fds are above FD_TABLE */
 	t0 = now_ms();
 	cl = clnt_rdma_tli_create((const struct sockaddr *)&s->rdma_addr, TEST_PROG, TEST_VERS, NULL);
-	if (cl)
+	connected = cl != NULL;
+	if (cl) {
 		st = void_call(cl, NULLPROC);
+		clnt_destroy(cl);
+	}
+	debug_to_file(false, &saved, &log);
 	if (st == RPC_SUCCESS || st == RPC_TIMEDOUT)
 		fail("a connection the server accepted onto fd >= %d: NULL %s, expected it closed",
 		     FD_TABLE, clnt_sperrno(st));
-	pass("a connection the server accepted onto fd >= %d is closed: %s after %lld ms", FD_TABLE,
-	     cl ? clnt_sperrno(st) : clnt_spcreateerror("connect"), (long long)(now_ms() - t0));
-	if (cl)
-		clnt_destroy(cl);
+	if (!log_has(log, "rpcrdma: server: connection with", "closed: no fd libtirpc can poll",
+		     line, sizeof(line)))
+		fail("a connection onto fd >= %d: NULL %s, but no debug message of the server's says "
+		     "it closed it for its fd", FD_TABLE, clnt_sperrno(st));
+	fclose(log);
+	close(saved);
+	pass("a connection the server accepted onto fd >= %d is closed by the server (\"%s\"): "
+	     "%s after %lld ms", FD_TABLE, line, connected ? clnt_sperrno(st) : "connect failed",
+	     (long long)(now_ms() - t0));
 	set_port(&any, 0);
 	x = svc_rdma_create((const struct sockaddr *)&any, NULL);
 	if (x || rpc_createerr.cf_stat != RPC_SYSTEMERROR ||
@@ -765,6 +817,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	iwarp = !strcmp(argv[1], "siw");
+	debug_asked = getenv("RPCRDMA_DEBUG");
+	setenv("RPCRDMA_DEBUG", debug_asked ? debug_asked : "0", 1); /* see debug_to_file() */
 	fd_table_limit();
 	server_start(&addr, s);
 	cl = check_ccp(s, &rep);
