@@ -214,7 +214,9 @@ static void check_invalidations(struct tally *t, CLIENT *cl, const char *provide
 /*
  * Without a binding the client first offers a modest reply chunk; a
  * longer reply makes the server answer ERR_CHUNK and the client sends
- * the call again with room for max_rpc_size.
+ * the call again with room for max_rpc_size.  Only the results are
+ * checked here; that it took exactly two sends, each marshalled anew,
+ * is rpc_auth_wrap's run_resend (its credential counts them).
  */
 static void check_unbound(struct tally *t, const char *host, const char *netid, uint8_t *buf)
 {
