@@ -18,7 +18,7 @@ DEMO_CORE      := nfs-client-demo/nfs_url.c nfs-client-demo/nfs_status.c \
 # The NFS procedures do no I/O of their own: they call through the CLIENT
 # they are given, so the unit tests drive them with a scripted one.
 DEMO_PROCS     := nfs-client-demo/nfs_proc.c nfs-client-demo/nfs_readdir.c \
-                  nfs-client-demo/nfs_path.c
+                  nfs-client-demo/nfs_path.c nfs-client-demo/nfs_mount.c
 DEMO_CFLAGS     = -I$(GEN) -Infs-client-demo
 
 $(B)/obj/nfs-client-demo/%.o: nfs-client-demo/%.c $(DEMO_HDRS) $(LIB_HDRS) $(NFS_XDR_HDRS)

@@ -17,6 +17,7 @@
 
 #include "mount3.h"
 #include "nfs3_ulb.h"
+#include "nfs_mount.h"
 #include "nfs_proc.h"
 #include "rpcrdma/resolve.h"
 #include "rpcrdma/rpcrdma.h"
@@ -117,21 +118,6 @@ static const char *tcp_netid(const struct nfs_session *s)
 	return s->addr.ss_family == AF_INET6 ? "tcp6" : "tcp";
 }
 
-/*
- * False, with the list's first flavor in *@first, when a MNT reply's
- * flavor list does not hold AUTH_SYS; true when it does or is empty
- * (RFC 2623 2.7: the server says nothing).  Calls carry AUTH_SYS only.
- */
-static bool unix_flavor_listed(const mountres3_ok *ok, int *first)
-{
-	for (u_int i = 0; i < ok->auth_flavors.auth_flavors_len; i++)
-		if (ok->auth_flavors.auth_flavors_val[i] == AUTH_SYS)
-			return true;
-	if (ok->auth_flavors.auth_flavors_len)
-		*first = ok->auth_flavors.auth_flavors_val[0];
-	return !ok->auth_flavors.auth_flavors_len;
-}
-
 static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t why_len)
 {
 	char host[NI_MAXHOST];
@@ -139,9 +125,7 @@ static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t w
 	struct netconfig *nc = getnetconfigent(tcp_netid(s));
 	mountres3 r;
 	enum clnt_stat cs;
-	nfsstat3 bad = NFS3_OK;
-	bool unix_ok = true;
-	int flavor = 0;
+	struct nfs_status st;
 
 	if (!nc) { /* rpc_createerr says nothing of it */
 		snprintf(why, why_len, "MOUNT: no netconfig entry for %s", tcp_netid(s));
@@ -162,28 +146,10 @@ static struct nfs_status mount_export(struct nfs_session *s, char *why, size_t w
 		snprintf(why, why_len, "MOUNT: %s", clnt_sperrno(cs));
 		return (struct nfs_status){ NFS_STATUS_CONNECT, 0 };
 	}
-	if (r.fhs_status == MNT3_OK) {
-		nfs_fh3 x = { { r.mountres3_u.mountinfo.fhandle.fhandle3_len,
-				r.mountres3_u.mountinfo.fhandle.fhandle3_val } };
-
-		s->mounted = true; /* whatever follows, the server lists the mount */
-		if (!nfs_fh_from_xdr(&s->root, &x))
-			bad = NFS3ERR_BADHANDLE;
-		else
-			unix_ok = unix_flavor_listed(&r.mountres3_u.mountinfo, &flavor);
-	}
+	s->mounted = r.fhs_status == MNT3_OK; /* whatever follows, the server lists the mount */
+	st = nfs_mount_reply(&r, &s->root, why, why_len);
 	clnt_freeres(s->mnt, (xdrproc_t)xdr_mountres3, (char *)&r);
-	if (r.fhs_status != MNT3_OK)
-		return (struct nfs_status){ NFS_STATUS_MOUNT, (int)r.fhs_status };
-	if (!unix_ok) {
-		snprintf(why, why_len, "MOUNT: the export takes security flavor %d, not AUTH_SYS",
-			 flavor);
-		return (struct nfs_status){ NFS_STATUS_CONNECT, 0 };
-	}
-	if (bad == NFS3_OK)
-		return nfs_ok();
-	snprintf(why, why_len, "MOUNT");
-	return nfs_err(bad);
+	return st;
 }
 
 static CLIENT *tcp_client(struct nfs_session *s)
