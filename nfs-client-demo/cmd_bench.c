@@ -5,7 +5,9 @@
  * the file BENCH_FILE in the export root (write creates it; read writes it
  * first when it is missing or shorter than BENCH_REGION) and cycle through
  * its first BENCH_REGION bytes.  write ends with a COMMIT, inside the
- * timed interval.
+ * timed interval.  The clock starts once every thread has its CLIENT (over
+ * TCP each connects its own; over RDMA they share the session's), so that
+ * connects are not timed on one side only.
  */
 #include "cli.h"
 
@@ -30,6 +32,9 @@ struct bench {
 	uint32_t size;
 	double deadline;
 	pthread_mutex_t lock;
+	pthread_cond_t gate;     /* ready and started, under lock */
+	unsigned int ready;      /* threads done getting their CLIENT */
+	bool started;            /* deadline is set: the timed part began */
 	uint64_t next_off;
 	struct nfs_status err;
 };
@@ -87,6 +92,33 @@ static struct nfs_status one_call(struct bench *b, CLIENT *cl, char *buf)
 	return nfs3_getattr(b->c->s, cl, &b->c->s->root, &a);
 }
 
+/* A thread with its CLIENT (or its error) waits here until the clock starts. */
+static void bench_gate_pass(struct bench *b)
+{
+	pthread_mutex_lock(&b->lock);
+	b->ready++;
+	pthread_cond_broadcast(&b->gate);
+	while (!b->started)
+		pthread_cond_wait(&b->gate, &b->lock);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* Once the @nt threads started are ready: the clock starts now, for *@seconds. */
+static double bench_gate_open(struct bench *b, unsigned int nt, double seconds)
+{
+	double t0;
+
+	pthread_mutex_lock(&b->lock);
+	while (b->ready < nt)
+		pthread_cond_wait(&b->gate, &b->lock);
+	t0 = progress_now();
+	b->deadline = t0 + seconds;
+	b->started = true;
+	pthread_cond_broadcast(&b->gate);
+	pthread_mutex_unlock(&b->lock);
+	return t0;
+}
+
 static void *bench_worker(void *arg)
 {
 	struct bench_thread *t = arg;
@@ -97,6 +129,7 @@ static void *bench_worker(void *arg)
 
 	if (cl && !buf)
 		t->err = nfs_local_err(ENOMEM);
+	bench_gate_pass(b);
 	while (buf && (t0 = progress_now()) < b->deadline) {
 		t->err = one_call(b, cl, buf);
 		if (nfs_failed(t->err))
@@ -172,16 +205,16 @@ static struct nfs_status bench_run(struct bench *b, struct bench_thread *t, unsi
 				   double *seconds)
 {
 	char verf[NFS3_WRITEVERFSIZE];
-	double t0 = progress_now();
 	unsigned int started = 0;
 	struct nfs_status st = nfs_ok();
+	double t0;
 
-	b->deadline = t0 + *seconds;
 	for (; started < nt; started++) {
 		t[started].b = b;
 		if (pthread_create(&t[started].th, NULL, bench_worker, &t[started]))
 			break;
 	}
+	t0 = bench_gate_open(b, started, *seconds);
 	for (unsigned int i = 0; i < started; i++) {
 		pthread_join(t[i].th, NULL);
 		if (nfs_failed(t[i].err) && !nfs_failed(st))
@@ -219,6 +252,11 @@ int cmd_bench(struct cli *c, const struct cli_command *cmd)
 		free(t);
 		return cli_fail(c, "bench", nfs_local_err(ENOMEM));
 	}
+	if (pthread_cond_init(&b.gate, NULL)) {
+		pthread_mutex_destroy(&b.lock);
+		free(t);
+		return cli_fail(c, "bench", nfs_local_err(ENOMEM));
+	}
 	if (b.kind != BENCH_GETATTR)
 		st = bench_file(&b);
 	if (!nfs_failed(st))
@@ -244,6 +282,7 @@ int cmd_bench(struct cli *c, const struct cli_command *cmd)
 		free(t[i].lat);
 	free(all);
 	free(t);
+	pthread_cond_destroy(&b.gate);
 	pthread_mutex_destroy(&b.lock);
 	return rc;
 }
