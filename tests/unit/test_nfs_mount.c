@@ -17,7 +17,8 @@ static void mnt_ok(struct mnt *m, u_int fh_len, const int *flavors, u_int n)
 {
 	memset(m, 0, sizeof(*m));
 	memset(m->fh, 0xab, sizeof(m->fh));
-	memcpy(m->flavors, flavors, n * sizeof(*flavors));
+	if (n)
+		memcpy(m->flavors, flavors, n * sizeof(*flavors));
 	m->r.fhs_status = MNT3_OK;
 	m->r.mountres3_u.mountinfo.fhandle.fhandle3_len = fh_len;
 	m->r.mountres3_u.mountinfo.fhandle.fhandle3_val = m->fh;
