@@ -27,7 +27,7 @@ PKG_CONFIG    ?= pkg-config
 PKGS          := libtirpc libibverbs librdmacm
 
 # Debian packages `make deps` installs.  tests/vm/vm.mk appends the test bed's.
-DEBS := make gcc clang libclang-rt-14-dev pkg-config rpcsvc-proto \
+DEBS := make gcc g++ clang libclang-rt-14-dev pkg-config rpcsvc-proto \
         libtirpc-dev libibverbs-dev librdmacm-dev libcriterion-dev
 
 WARN          := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
@@ -98,11 +98,11 @@ need-pkgs: need-build-pkgs
 # ---- library ----------------------------------------------------------------
 $(B)/obj/%.o: %.c $(LIB_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=default $(PKG_CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=default $(PKG_CFLAGS) -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJS)
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 # Only the installed headers' functions are exported (rpcrdma/librpcrdma.map).
 # -z nodelete: the device removal watcher thread (rpcrdma/devices.c) never
@@ -111,7 +111,7 @@ SYMBOL_MAP    := rpcrdma/librpcrdma.map
 
 $(SHARED_LIB): $(LIB_OBJS) $(SYMBOL_MAP)
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,librpcrdma.so.$(SOVERSION) -Wl,--version-script=$(SYMBOL_MAP) \
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,librpcrdma.so.$(SOVERSION) -Wl,--version-script=$(SYMBOL_MAP) \
 	    -Wl,-z,nodelete -o $@ $(LIB_OBJS) $(PKG_LIBS)
 	ln -sf librpcrdma.so.$(VERSION) $(B)/lib/librpcrdma.so.$(SOVERSION)
 	ln -sf librpcrdma.so.$(SOVERSION) $(B)/lib/librpcrdma.so
@@ -129,7 +129,7 @@ $(GEN)/%.h $(GEN)/%_xdr.c: tests/prog/%.x
 
 $(GEN)/obj/%_xdr.o: $(GEN)/%_xdr.c $(GEN)/%.h
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC $(GEN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -fPIC $(GEN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
 $(GEN)/asan/%_xdr.o: $(GEN)/%_xdr.c $(GEN)/%.h
 	@mkdir -p $(@D)
@@ -196,8 +196,13 @@ check: deps
 	$(MAKE) vmtest
 
 # ---- the shared library's interface ---------------------------------------------------
+# and a C++ program using the installed headers compiles, links and runs.
 abi-check: $(SHARED_LIB)
 	tests/abi/exports.sh $(SHARED_LIB) $(PUBLIC_HDRS)
+	@mkdir -p $(B)/abi
+	$(CXX) -std=c++11 -pedantic-errors -Wall -Wextra -Werror -I. $(PKG_CFLAGS) tests/abi/cxx_consumer.cc \
+	    $(SHARED_LIB) $(PKG_LIBS) -o $(B)/abi/cxx_consumer
+	LD_LIBRARY_PATH=$(B)/lib $(B)/abi/cxx_consumer && echo "abi-check: the headers build a C++11 program"
 
 # ---- install ----------------------------------------------------------------------
 install: lib
@@ -209,13 +214,20 @@ install: lib
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCDIR)/rpcrdma/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' rpcrdma/rpcrdma.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/rpcrdma.pc
+	@# The loader finds a library in a directory of ld.so.conf (Debian: /usr/local/lib)
+	@# through its cache only: refreshed, as a package's postinst would, by root's real install.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
+	    grep -qsxF "$(LIBDIR)" /etc/ld.so.conf /etc/ld.so.conf.d/*.conf; then echo ldconfig; ldconfig; fi
 
+# Exactly what install put there: other versions and other files in the directories stay.
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/librpcrdma.* $(DESTDIR)$(LIBDIR)/pkgconfig/rpcrdma.pc
-	rm -rf $(DESTDIR)$(INCDIR)/rpcrdma
+	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/,librpcrdma.a librpcrdma.so librpcrdma.so.$(SOVERSION) \
+	    librpcrdma.so.$(VERSION)) $(DESTDIR)$(LIBDIR)/pkgconfig/rpcrdma.pc
+	rm -f $(addprefix $(DESTDIR)$(INCDIR)/rpcrdma/,$(notdir $(PUBLIC_HDRS)))
+	rmdir $(DESTDIR)$(INCDIR)/rpcrdma 2>/dev/null || true
 
 clean:
-	rm -rf $(B)/obj $(B)/asan $(B)/lsan $(B)/fuzz $(B)/tsan $(B)/hostile $(B)/lib $(B)/bin $(B)/gen
+	rm -rf $(B)/obj $(B)/asan $(B)/lsan $(B)/fuzz $(B)/tsan $(B)/hostile $(B)/lib $(B)/bin $(B)/gen $(B)/abi
 
 include docs/docs.mk
 -include nfs-client-demo/demo.mk

@@ -23,11 +23,11 @@ DEMO_CFLAGS     = -I$(GEN) -Infs-client-demo
 
 $(B)/obj/nfs-client-demo/%.o: nfs-client-demo/%.c $(DEMO_HDRS) $(LIB_HDRS) $(NFS_XDR_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEMO_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(DEMO_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
 $(DEMO_BIN): $(DEMO_OBJS) $(NFS_XDR_OBJS) $(STATIC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $(DEMO_OBJS) $(NFS_XDR_OBJS) $(STATIC_LIB) $(PKG_LIBS) -lpthread
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(DEMO_OBJS) $(NFS_XDR_OBJS) $(STATIC_LIB) $(PKG_LIBS) -lpthread
 
 .PHONY: demo-bin
 demo-bin: need-build-pkgs $(DEMO_BIN)

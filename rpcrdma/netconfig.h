@@ -14,6 +14,10 @@
 
 #include <rpc/rpc.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define RPCRDMA_NETID  "rdma"
 #define RPCRDMA_NETID6 "rdma6"
 /* "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255" plus ".255.255" and NUL */
@@ -41,5 +45,9 @@ int rpcrdma_uaddr_format(const struct sockaddr *sa, char *out, size_t cap);
  * @family.  Returns 0 or -EINVAL.
  */
 int rpcrdma_uaddr_parse(const char *uaddr, int family, struct sockaddr_storage *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

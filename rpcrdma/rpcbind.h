@@ -21,6 +21,10 @@
 
 #include <rpc/rpc.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * rpcrdma_rpcb_set - register (@prog, @vers, @netid) at @addr with the
  * local rpcbind.  Returns 0, -EINVAL (not an RDMA netid or address),
@@ -66,5 +70,9 @@ int rpcrdma_rpcb_lookup(const char *host, rpcprog_t prog, rpcvers_t vers,
  * unchanged).
  */
 int rpcrdma_rpcb_merge(struct sockaddr_storage *addr, const struct sockaddr *host);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

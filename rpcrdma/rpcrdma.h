@@ -26,6 +26,10 @@
 
 #include <rpc/rpc.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Upper-layer binding of one procedure. */
 struct rpcrdma_ulb_proc {
 	rpcproc_t proc;
@@ -174,8 +178,17 @@ struct rpcrdma_conn_info {
 	/* a field appended here must move RPCRDMA_CONN_INFO_KNOWN_END (options.h) */
 };
 
-/* An initializer for a struct rpcrdma_conn_info about to be filled. */
+/*
+ * An initializer for a struct rpcrdma_conn_info about to be filled.  C++
+ * before C++20 has no designated initializers, and a partial brace list
+ * draws -Wmissing-field-initializers: a value-initialized copy instead.
+ */
+#ifdef __cplusplus
+#define RPCRDMA_CONN_INFO_INIT \
+	([]() { struct rpcrdma_conn_info i_ = {}; i_.size = sizeof(i_); return i_; }())
+#else
 #define RPCRDMA_CONN_INFO_INIT { .size = sizeof(struct rpcrdma_conn_info) }
+#endif
 
 /* Largest max_rpc_size the options accept: 16 MiB of data plus headers. */
 #define RPCRDMA_MAX_RPC_SIZE_LIMIT ((16u << 20) + 4096u)
@@ -265,5 +278,9 @@ int svc_rdma_getinfo(SVCXPRT *xprt, struct rpcrdma_conn_info *info);
  */
 bool_t svc_rdma_reg(SVCXPRT *listener, rpcprog_t prog, rpcvers_t vers,
 		    void (*dispatch)(struct svc_req *, SVCXPRT *), const struct rpcrdma_ulb *ulb);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
