@@ -61,7 +61,7 @@ FUZZ_SECONDS       ?= 60
 CHECK_FUZZ_SECONDS ?= 10
 
 .PHONY: all lib deps need-build-pkgs need-pkgs check unit-tests asan-tests fuzz fuzz-check \
-        abi-check install uninstall clean
+        abi-check install uninstall uninstall-lib clean
 all: lib
 
 lib: need-build-pkgs $(STATIC_LIB) $(SHARED_LIB)
@@ -205,6 +205,10 @@ abi-check: $(SHARED_LIB)
 	LD_LIBRARY_PATH=$(B)/lib $(B)/abi/cxx_consumer && echo "abi-check: the headers build a C++11 program"
 
 # ---- install ----------------------------------------------------------------------
+# ldconfig when root installs into (or removes from) a directory listed in ld.so.conf.
+LDCONFIG_IF_LISTED = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
+	sed 's/[[:space:]]*$$//; s|/*$$||' /etc/ld.so.conf /etc/ld.so.conf.d/*.conf 2>/dev/null | \
+	grep -qxF "$(patsubst %/,%,$(LIBDIR))"; then echo ldconfig; ldconfig; fi
 install: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/rpcrdma
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
@@ -216,11 +220,13 @@ install: lib
 	    -e 's|@VERSION@|$(VERSION)|' rpcrdma/rpcrdma.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/rpcrdma.pc
 	@# The loader finds a library in a directory of ld.so.conf (Debian: /usr/local/lib)
 	@# through its cache only: refreshed, as a package's postinst would, by root's real install.
-	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
-	    grep -qsxF "$(LIBDIR)" /etc/ld.so.conf /etc/ld.so.conf.d/*.conf; then echo ldconfig; ldconfig; fi
+	@$(LDCONFIG_IF_LISTED)
 
 # Exactly what install put there: other versions and other files in the directories stay.
-uninstall:
+uninstall: uninstall-lib
+	@$(LDCONFIG_IF_LISTED)
+
+uninstall-lib:
 	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/,librpcrdma.a librpcrdma.so librpcrdma.so.$(SOVERSION) \
 	    librpcrdma.so.$(VERSION)) $(DESTDIR)$(LIBDIR)/pkgconfig/rpcrdma.pc
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/rpcrdma/,$(notdir $(PUBLIC_HDRS)))

@@ -11,8 +11,8 @@ int main()
 {
 	struct rpcrdma_conn_info ci = RPCRDMA_CONN_INFO_INIT;
 	struct rpcrdma_options o;
-	// every exported function, so that each must link by its C name
-	const any_function all[] = {
+	// every exported function (volatile: kept at any -O), so that each must link by its C name
+	const volatile any_function all[] = {
 		(any_function)clnt_rdma_create,         (any_function)clnt_rdma_getinfo,
 		(any_function)clnt_rdma_tli_create,     (any_function)rpcrdma_getnetconfigent,
 		(any_function)rpcrdma_netid_family,     (any_function)rpcrdma_options_init_sized,
@@ -24,8 +24,6 @@ int main()
 	};
 
 	rpcrdma_options_init(&o);
-	for (unsigned i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (!all[i])
-			return 1;
+	(void)all[0];
 	return ci.size == sizeof(ci) && o.size == sizeof(o) ? 0 : 1;
 }
